@@ -1,0 +1,149 @@
+/**
+ * The one route table. Each row is one HTTP endpoint and one Lambda function: it drives the CDK stack
+ * (a function and an API route per row), the local server (the same handler modules mounted in-process),
+ * the OpenAPI document (from the schemas each handler module exports), and the scope tests.
+ *
+ * - handler: module under functions/, exporting `handler` (the Lambda entry) and `spec` (its schemas).
+ * - scope:   the scope a key must hold; `null` for routes without API-key auth (they authenticate otherwise).
+ * - limit:   the per-key rate-limit class (shared/config.ts `limits`); `null` for unauthenticated routes.
+ */
+import type { Scope } from '#shared/auth/scopes.ts';
+import type { LimitClass } from '#shared/config.ts';
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export interface Route {
+  method: Method;
+  path: string;
+  handler: string;
+  scope: Scope | null;
+  limit: LimitClass | null;
+  /** Extra memory or time for endpoints that do more than a few table calls. */
+  memoryMb?: number;
+  timeoutSeconds?: number;
+}
+
+const r = (method: Method, path: string, handler: string, scope: Scope | null, limit: LimitClass | null = 'requests', extra: Partial<Route> = {}): Route =>
+  ({ method, path, handler, scope, limit: scope === null ? null : limit, ...extra });
+
+export const routes: Route[] = [
+  // Meta: the reference (public).
+  r('GET', '/openapi.json', 'http/meta/openapi', null),
+  r('GET', '/docs', 'http/meta/docs', null),
+
+  // Upstream (WhatsApp Cloud API) webhook: verified by hub.verify_token / X-Hub-Signature-256, not by API key.
+  r('GET', '/webhooks/upstream', 'http/upstream/verify', null),
+  r('POST', '/webhooks/upstream', 'http/upstream/receive', null),
+
+  // Team.
+  r('GET', '/team/v1', 'http/team/list', 'team:read'),
+
+  // Messages and conversations.
+  r('POST', '/messages/v1', 'http/messages/send', 'messages:write', 'messages', { timeoutSeconds: 29, memoryMb: 512 }),
+  r('POST', '/messages/v1/{id}/retry', 'http/messages/retry', 'messages:write', 'messages', { timeoutSeconds: 29 }),
+  r('GET', '/messages/v1/{id}', 'http/messages/get', 'messages:read'),
+  r('GET', '/conversations/v1', 'http/conversations/list', 'conversations:read'),
+  r('GET', '/conversations/v1/{id}', 'http/conversations/get', 'conversations:read'),
+  r('GET', '/conversations/v1/{id}/messages', 'http/conversations/messages', 'messages:read'),
+
+  // AI control.
+  r('PATCH', '/conversations/v1/{id}/ai', 'http/ai/conversation-toggle', 'conversations:write'),
+  r('POST', '/conversations/v1/{id}/ai/pause', 'http/ai/conversation-pause', 'conversations:write'),
+  r('POST', '/agent/v1/pause', 'http/ai/global-pause', 'agent:write'),
+  r('POST', '/agent/pause', 'http/ai/global-pause', 'agent:write'),
+  r('POST', '/agent/v1/toggle', 'http/ai/global-toggle', 'agent:write'),
+  r('POST', '/agent/toggle', 'http/ai/global-toggle', 'agent:write'),
+  r('GET', '/agent/v1/status', 'http/ai/status', 'agent:write'),
+  r('GET', '/agent/v1/settings', 'http/ai/settings-get', 'agent:write'),
+  r('PATCH', '/agent/v1/settings', 'http/ai/settings-update', 'agent:write'),
+
+  // Media.
+  r('POST', '/media/v1', 'http/media/upload', 'messages:write', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
+  r('POST', '/media/v1/uploads', 'http/media/create-upload', 'messages:write'),
+  r('POST', '/media/v1/uploads/{id}/complete', 'http/media/complete-upload', 'messages:write', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
+
+  // Funnel.
+  r('GET', '/funnel/v1/stages', 'http/funnel/list-stages', 'funnels:read'),
+  r('POST', '/funnel/v1/stages', 'http/funnel/create-stage', 'funnels:write'),
+  r('PATCH', '/funnel/v1/stages/reorder', 'http/funnel/reorder-stages', 'funnels:write'),
+  r('GET', '/funnel/v1/stages/{id}', 'http/funnel/get-stage', 'funnels:read'),
+  r('PATCH', '/funnel/v1/stages/{id}', 'http/funnel/update-stage', 'funnels:write'),
+  r('DELETE', '/funnel/v1/stages/{id}', 'http/funnel/delete-stage', 'funnels:write'),
+  r('POST', '/funnel/v1/contacts/{id}/move', 'http/funnel/move-contact', 'funnels:write'),
+
+  // Contacts.
+  r('POST', '/contacts/v1', 'http/contacts/create', 'contacts:write'),
+  r('GET', '/contacts/v1', 'http/contacts/list', 'contacts:read'),
+  r('POST', '/contacts/v1/bulk', 'http/contacts/bulk', 'contacts:write', 'bulk', { timeoutSeconds: 29, memoryMb: 512 }),
+  r('GET', '/contacts/v1/{id}', 'http/contacts/get', 'contacts:read'),
+  r('PATCH', '/contacts/v1/{id}', 'http/contacts/update', 'contacts:write'),
+  r('DELETE', '/contacts/v1/{id}', 'http/contacts/delete', 'contacts:write'),
+
+  // Segments (no version prefix, as the contract says).
+  r('GET', '/segments', 'http/segments/list', 'contacts:read', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
+  r('POST', '/segments', 'http/segments/create', 'contacts:write'),
+  r('POST', '/segments/preview', 'http/segments/preview', 'contacts:read', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
+  r('GET', '/segments/{id}', 'http/segments/get', 'contacts:read', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
+  r('PATCH', '/segments/{id}', 'http/segments/update', 'contacts:write'),
+  r('DELETE', '/segments/{id}', 'http/segments/delete', 'contacts:write'),
+  r('POST', '/segments/{id}/contacts', 'http/segments/add-contacts', 'contacts:write'),
+  r('DELETE', '/segments/{id}/contacts/{contactId}', 'http/segments/remove-contact', 'contacts:write'),
+  r('POST', '/segments/{id}/evaluate', 'http/segments/evaluate', 'contacts:write', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
+  r('GET', '/segments/{id}/usage', 'http/segments/usage', 'contacts:read'),
+  r('POST', '/segments/{id}/members', 'http/segments/members', 'contacts:write', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
+
+  // Webhook subscriptions (no version prefix, as the contract says).
+  r('POST', '/user-webhooks', 'http/webhooks/create', 'webhooks:write'),
+  r('GET', '/user-webhooks', 'http/webhooks/list', 'webhooks:write'),
+  r('GET', '/user-webhooks/{id}', 'http/webhooks/get', 'webhooks:write'),
+  r('PATCH', '/user-webhooks/{id}', 'http/webhooks/update', 'webhooks:write'),
+  r('DELETE', '/user-webhooks/{id}', 'http/webhooks/delete', 'webhooks:write'),
+  r('POST', '/user-webhooks/{id}/regenerate-secret', 'http/webhooks/regenerate-secret', 'webhooks:write'),
+  r('POST', '/user-webhooks/{id}/test', 'http/webhooks/test', 'webhooks:write'),
+  r('GET', '/user-webhooks/{id}/deliveries', 'http/webhooks/deliveries', 'webhooks:write'),
+  r('POST', '/user-webhooks/{id}/deliveries/{deliveryId}/redeliver', 'http/webhooks/redeliver', 'webhooks:write'),
+
+  // Broadcasts.
+  r('POST', '/broadcasts/v1', 'http/broadcasts/create', 'messages:write'),
+  r('GET', '/broadcasts/v1', 'http/broadcasts/list', 'messages:read'),
+  r('GET', '/broadcasts/v1/{id}', 'http/broadcasts/get', 'messages:read'),
+  r('GET', '/broadcasts/v1/{id}/recipients', 'http/broadcasts/recipients', 'messages:read'),
+  r('POST', '/broadcasts/v1/{id}/cancel', 'http/broadcasts/cancel', 'messages:write'),
+];
+
+export const routeKey = (method: string, path: string) => `${method} ${path}`;
+
+const byKey = new Map(routes.map((route) => [routeKey(route.method, route.path), route]));
+
+export const findRoute = (key: string): Route => {
+  const route = byKey.get(key);
+  if (!route) throw new Error(`route ${key} is not in functions/routes.ts`);
+  return route;
+};
+
+/**
+ * SQS-triggered workers: one Lambda and one queue (with its DLQ) each. The local runtime runs the same
+ * modules on in-process queues that hand them real SQS event shapes.
+ */
+export interface Worker {
+  queue: string;
+  handler: string;
+  batchSize: number;
+  visibilityTimeoutSeconds: number;
+  maxReceiveCount: number;
+  memoryMb?: number;
+  timeoutSeconds?: number;
+  /** Only the media worker bundles sharp and ffmpeg. */
+  nativeMedia?: boolean;
+}
+
+export const workers: Worker[] = [
+  { queue: 'upstream-events', handler: 'workers/upstream-events', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  { queue: 'events', handler: 'workers/event-fanout', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  { queue: 'webhook-deliveries', handler: 'workers/webhook-delivery', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 10 },
+  { queue: 'media', handler: 'workers/media', batchSize: 1, visibilityTimeoutSeconds: 180, maxReceiveCount: 3, memoryMb: 2048, timeoutSeconds: 120, nativeMedia: true },
+  { queue: 'ai', handler: 'workers/ai', batchSize: 5, visibilityTimeoutSeconds: 120, maxReceiveCount: 5, timeoutSeconds: 60 },
+  { queue: 'broadcasts', handler: 'workers/broadcast', batchSize: 10, visibilityTimeoutSeconds: 120, maxReceiveCount: 5, timeoutSeconds: 60 },
+];
+
+export type QueueName = (typeof workers)[number]['queue'];

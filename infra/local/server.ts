@@ -1,0 +1,196 @@
+/**
+ * The local API: a Node HTTP server that turns each request into an API Gateway HTTP API (payload 2.0)
+ * event and calls the very handler module Lambda would run, as listed in functions/routes.ts.
+ * Unknown paths answer 404, known paths with another method 405, bodies over Lambda's 6 MB payload 413.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { routes, type Route } from '#functions/routes.ts';
+
+export const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+interface CompiledRoute {
+  route: Route;
+  regex: RegExp;
+  names: string[];
+  literalSegments: number;
+}
+
+const compile = (route: Route): CompiledRoute => {
+  const names: string[] = [];
+  const segments = route.path.split('/').filter(Boolean);
+  const pattern = segments
+    .map((seg) => {
+      const m = /^\{(\w+)\}$/.exec(seg);
+      if (m) {
+        names.push(m[1]);
+        return '/([^/]+)';
+      }
+      return `/${seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
+    })
+    .join('');
+  return { route, regex: new RegExp(`^${pattern}/?$`), names, literalSegments: segments.filter((s) => !s.startsWith('{')).length };
+};
+
+// API Gateway picks the most specific route: more literal segments first.
+const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
+
+export interface Match {
+  route: Route;
+  params: Record<string, string>;
+}
+
+export function matchRoute(method: string, path: string): Match | { allowed: string[] } | undefined {
+  const allowed: string[] = [];
+  for (const c of compiled) {
+    const m = c.regex.exec(path);
+    if (!m) continue;
+    if (c.route.method !== method) {
+      allowed.push(c.route.method);
+      continue;
+    }
+    const params: Record<string, string> = {};
+    c.names.forEach((name, i) => {
+      try {
+        params[name] = decodeURIComponent(m[i + 1]);
+      } catch {
+        params[name] = m[i + 1];
+      }
+    });
+    return { route: c.route, params };
+  }
+  return allowed.length ? { allowed: [...new Set(allowed)] } : undefined;
+}
+
+const handlerCache = new Map<string, Promise<Handler>>();
+export const loadHandler = (module: string): Promise<Handler> => {
+  let h = handlerCache.get(module);
+  if (!h) {
+    h = import(`../../functions/${module}.ts`).then((m) => m.handler as Handler);
+    handlerCache.set(module, h);
+  }
+  return h;
+};
+
+const isTextual = (contentType: string) =>
+  contentType === '' || /json|^text\/|x-www-form-urlencoded|xml/.test(contentType);
+
+export function toEvent(req: IncomingMessage, body: Buffer, match: Match): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const headers: Record<string, string> = {};
+  for (const [k, val] of Object.entries(req.headers)) {
+    if (val === undefined) continue;
+    headers[k.toLowerCase()] = Array.isArray(val) ? val.join(',') : val;
+  }
+  const query: Record<string, string> = {};
+  for (const [k, val] of url.searchParams) query[k] = k in query ? `${query[k]},${val}` : val;
+  const contentType = (headers['content-type'] ?? '').toLowerCase();
+  const textual = isTextual(contentType);
+  const now = new Date();
+  const routeKey = `${match.route.method} ${match.route.path}`;
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    pathParameters: Object.keys(match.params).length ? match.params : undefined,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: { method: req.method ?? 'GET', path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length ? (textual ? body.toString('utf8') : body.toString('base64')) : undefined,
+    isBase64Encoded: body.length > 0 && !textual,
+  };
+}
+
+const context = (route: Route): Context => ({
+  callbackWaitsForEmptyEventLoop: false,
+  functionName: route.handler.replace(/\//g, '-'),
+  functionVersion: '$LATEST',
+  invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${route.handler.replace(/\//g, '-')}`,
+  memoryLimitInMB: String(route.memoryMb ?? 256),
+  awsRequestId: randomUUID(),
+  logGroupName: 'local',
+  logStreamName: 'local',
+  getRemainingTimeInMillis: () => (route.timeoutSeconds ?? 10) * 1000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+});
+
+const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += chunk.length;
+    if (size > MAX_PAYLOAD_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+export async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const match = matchRoute(req.method ?? 'GET', url.pathname);
+  if (!match) {
+    req.resume();
+    return send(res, 404, { error: 'not_found', message: `No route for ${req.method} ${url.pathname}` });
+  }
+  if ('allowed' in match) {
+    req.resume();
+    return send(res, 405, { error: 'method_not_allowed', message: `Allowed methods: ${match.allowed.join(', ')}` }, { allow: match.allowed.join(', ') });
+  }
+  const body = await readBody(req);
+  if (body === undefined) {
+    return send(res, 413, { error: 'payload_too_large', message: `Request bodies are limited to ${MAX_PAYLOAD_BYTES} bytes; upload large media with POST /media/v1/uploads` });
+  }
+  const handler = await loadHandler(match.route.handler);
+  const out = await handler(toEvent(req, body, match), context(match.route));
+  const headers: Record<string, string> = {};
+  for (const [k, val] of Object.entries(out.headers ?? {})) headers[k] = String(val);
+  res.writeHead(out.statusCode ?? 200, headers);
+  res.end(out.body ? (out.isBase64Encoded ? Buffer.from(out.body, 'base64') : out.body) : undefined);
+}
+
+export async function startApiServer(port: number, host = '127.0.0.1'): Promise<{ server: Server; url: string; close: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      console.error('local server error', err);
+      if (!res.headersSent) send(res, 500, { error: 'internal_error', message: 'An unexpected error occurred' });
+      else res.end();
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const { port: actual } = server.address() as AddressInfo;
+  return {
+    server,
+    url: `http://${host}:${actual}`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

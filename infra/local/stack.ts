@@ -1,0 +1,119 @@
+/**
+ * The whole service on this machine: DynamoDB Local, a local S3, the upstream sandbox, the in-process
+ * queues with their workers, and the HTTP API. Used by `npm start` and by the e2e tests.
+ *
+ * The environment is set before any service module is imported, because shared/config.ts reads it once.
+ */
+import type { LocalQueues } from './queues.ts';
+
+export interface LocalStackOptions {
+  port?: number;
+  sandboxPort?: number;
+  dynamodbPort?: number;
+  s3Port?: number;
+  /** Reuse a running DynamoDB Local instead of starting one (the tests share one per run). */
+  dynamodbEndpoint?: string;
+  tableName?: string;
+  /** Delay before a failed queue message is retried (short locally). */
+  queueRetryDelayMs?: number;
+  /** Create a demo business with an all-scopes key. */
+  demo?: boolean;
+  quiet?: boolean;
+}
+
+export interface LocalStack {
+  url: string;
+  sandboxUrl: string;
+  dynamodbEndpoint: string;
+  s3Endpoint: string;
+  tableName: string;
+  queues: LocalQueues;
+  demo?: { businessId: string; phoneNumberId: string; apiKey: string; keyId: string };
+  stop: () => Promise<void>;
+}
+
+export const SANDBOX_TOKEN = 'sandbox-access-token';
+export const SANDBOX_APP_SECRET = 'sandbox-app-secret';
+export const SANDBOX_VERIFY_TOKEN = 'sandbox-verify-token';
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  };
+  try {
+    const { startDynamo, ensureTable } = await import('./dynamo.ts');
+    const { startS3 } = await import('./s3.ts');
+    const tableName = options.tableName ?? process.env.TABLE_NAME ?? 'wa-crm';
+    const bucket = process.env.MEDIA_BUCKET ?? 'wa-crm-media';
+
+    let dynamodbEndpoint = options.dynamodbEndpoint;
+    if (!dynamodbEndpoint) {
+      const dynamo = await startDynamo(options.dynamodbPort ?? 8000);
+      stops.push(dynamo.stop);
+      dynamodbEndpoint = dynamo.endpoint;
+    }
+    await ensureTable(dynamodbEndpoint, tableName);
+    const s3 = await startS3(options.s3Port ?? 0, bucket);
+    stops.push(s3.stop);
+
+    const apiPort = options.port ?? 3000;
+    const sandboxPort = options.sandboxPort ?? 3001;
+
+    Object.assign(process.env, {
+      TABLE_NAME: tableName,
+      DYNAMODB_ENDPOINT: dynamodbEndpoint,
+      MEDIA_BUCKET: bucket,
+      S3_ENDPOINT: s3.endpoint,
+      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+      AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+      LOCAL_QUEUES: '1',
+      ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '1',
+      UPSTREAM_TOKEN: SANDBOX_TOKEN,
+      UPSTREAM_APP_SECRET: SANDBOX_APP_SECRET,
+      UPSTREAM_VERIFY_TOKEN: SANDBOX_VERIFY_TOKEN,
+    });
+
+    const { startSandbox } = await import('./sandbox/server.ts');
+    const { startApiServer } = await import('./server.ts');
+    const { LocalQueues } = await import('./queues.ts');
+
+    // The API's address must be known before the sandbox starts (it posts webhooks to it), and the
+    // sandbox's before the service modules load (they read UPSTREAM_BASE_URL once).
+    const api = await startApiServer(apiPort);
+    stops.push(api.close);
+    const sandbox = await startSandbox({
+      port: sandboxPort,
+      serviceWebhookUrl: `${api.url}/webhooks/upstream`,
+      appSecret: SANDBOX_APP_SECRET,
+      accessToken: SANDBOX_TOKEN,
+    });
+    stops.push(sandbox.close);
+    process.env.UPSTREAM_BASE_URL = sandbox.url;
+
+    const queues = new LocalQueues({
+      retryDelayMs: options.queueRetryDelayMs ?? 1000,
+      onError: (queue, err) => {
+        if (!options.quiet) console.error(`[queue ${queue}]`, (err as Error)?.message ?? err);
+      },
+    }).start();
+    stops.push(() => queues.stop());
+
+    const stack: LocalStack = { url: api.url, sandboxUrl: sandbox.url, dynamodbEndpoint, s3Endpoint: s3.endpoint, tableName, queues, stop };
+
+    if (options.demo) {
+      const { createBusiness } = await import('#shared/business/repository.ts');
+      const { createApiKey } = await import('#shared/auth/api-keys.ts');
+      const { SCOPES } = await import('#shared/auth/scopes.ts');
+      const business = await createBusiness('Demo business');
+      const key = await createApiKey(business.businessId, [...SCOPES]);
+      sandbox.setDefaultPhoneNumberId(business.phoneNumberId!);
+      stack.demo = { businessId: business.businessId, phoneNumberId: business.phoneNumberId!, apiKey: key.apiKey, keyId: key.keyId };
+    }
+    return stack;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,43 @@
+/**
+ * `npm start`: the whole service on this machine. Ports: PORT (API, 3000), SANDBOX_PORT (3001),
+ * DYNAMODB_PORT (8000), S3_PORT (4569). Ctrl-C stops all of it.
+ */
+import { startLocalStack } from './stack.ts';
+
+const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+const stack = await startLocalStack({
+  port: port('PORT', 3000),
+  sandboxPort: port('SANDBOX_PORT', 3001),
+  dynamodbPort: port('DYNAMODB_PORT', 8000),
+  s3Port: port('S3_PORT', 4569),
+  demo: true,
+});
+
+console.log(`
+WhatsApp CRM service is running locally.
+
+  Base URL:      ${stack.url}
+  API key:       ${stack.demo!.apiKey}
+  Business id:   ${stack.demo!.businessId}
+  Sandbox:       ${stack.sandboxUrl}   (upstream stand-in; phone number id ${stack.demo!.phoneNumberId})
+  API reference: ${stack.url}/docs
+
+DYNAMODB_ENDPOINT=${stack.dynamodbEndpoint}
+TABLE_NAME=${stack.tableName}
+S3_ENDPOINT=${stack.s3Endpoint}
+
+Try:
+  curl -H "Authorization: Bearer ${stack.demo!.apiKey}" ${stack.url}/team/v1
+`);
+
+let stopping = false;
+const shutdown = async () => {
+  if (stopping) return;
+  stopping = true;
+  console.log('Stopping...');
+  await stack.stop();
+  process.exit(0);
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

@@ -1,0 +1,21 @@
+/**
+ * One jest run covers unit, integration (DynamoDB Local, started once in globalSetup),
+ * e2e (the local HTTP server) and infra (CDK assertions) tests. Sources are TypeScript ES modules,
+ * transformed by swc and run as native ESM (hence --experimental-vm-modules in package.json).
+ */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', {
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2023' },
+      module: { type: 'es6' },
+    }],
+  },
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  setupFiles: ['<rootDir>/test/support/env.ts'],
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,65 @@
+/**
+ * Domain events and the outbox. A state change and its event are written in the same DynamoDB
+ * transaction (the event as an outbox item), so no event is lost if a function dies after the change.
+ * After the commit the event is handed to the `events` queue for fan-out to webhook subscriptions;
+ * the fan-out worker removes the outbox item, and a sweep re-publishes any item left behind.
+ */
+import { randomUUID } from 'node:crypto';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import { enqueue } from '#shared/queue/queue.ts';
+import { logger } from '#shared/log/logger.ts';
+import type { EventName } from './names.ts';
+
+export interface DomainEvent {
+  id: string;
+  businessId: string;
+  event: EventName;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+export const newEvent = (businessId: string, event: EventName, data: Record<string, unknown>): DomainEvent => {
+  const createdAt = new Date().toISOString();
+  return { id: randomUUID(), businessId, event, data, createdAt };
+};
+
+/** Outbox sort key: time first, so a sweep replays events in the order they happened. */
+const outboxSk = (e: DomainEvent) => `${e.createdAt}#${e.id}`;
+
+export const outboxPut = (e: DomainEvent): TransactItem => ({
+  Put: {
+    TableName: table(),
+    Item: { ...keys.outbox(e.businessId, outboxSk(e)), type: 'outbox', ...e },
+  },
+});
+
+export const outboxKey = (e: Pick<DomainEvent, 'businessId' | 'id' | 'createdAt'>) => keys.outbox(e.businessId, `${e.createdAt}#${e.id}`);
+
+/** Hands committed events to the fan-out queue. A failure here loses nothing: the outbox item stays for the sweep. */
+export async function publish(events: DomainEvent[]): Promise<void> {
+  for (const e of events) {
+    try {
+      await enqueue('events', e);
+    } catch (err) {
+      logger.warn('event publish failed; the outbox sweep will retry', { eventId: e.id, error: err as Error });
+    }
+  }
+}
+
+const TRANSACTION_LIMIT = 100;
+
+/**
+ * Writes `items` and the outbox items of `events` atomically, then publishes the events.
+ * DynamoDB allows 100 items per transaction; callers keep their units of work below that.
+ */
+export async function commit(items: TransactItem[], events: DomainEvent[] = []): Promise<void> {
+  const all = [...items, ...events.map(outboxPut)];
+  if (all.length === 0) return;
+  if (all.length > TRANSACTION_LIMIT) throw new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT}`);
+  await db.send(new TransactWriteCommand({ TransactItems: all }));
+  await publish(events);
+}

@@ -1,0 +1,38 @@
+/**
+ * The service's error values. Services throw these; one mapper (shared/http/endpoint.ts) turns them
+ * into HTTP replies. Anything else that escapes a handler is a bug and becomes a logged 500.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(typeof body.message === 'string' ? body.message : String(body.error));
+    this.name = 'ApiError';
+  }
+}
+
+export type FieldErrors = Record<string, string[]>;
+
+export const badRequest = (error: string, message: string, extra: Record<string, unknown> = {}) =>
+  new ApiError(400, { error, message, ...extra });
+
+export const validationError = (details: FieldErrors, message = 'The request is not valid') =>
+  new ApiError(400, { error: 'validation_error', message, details });
+
+export const invalidJson = (message = 'The request body is not valid JSON') =>
+  new ApiError(400, { error: 'invalid_json', message });
+
+export const unauthorized = (message: string) => new ApiError(401, { error: 'unauthorized', message });
+
+export const forbidden = (message: string) => new ApiError(403, { error: 'forbidden', message });
+
+export const notFound = (message = 'Resource not found', extra: Record<string, unknown> = {}) =>
+  new ApiError(404, { error: 'not_found', message, ...extra });
+
+export const conflict = (error: string, message: string, extra: Record<string, unknown> = {}) =>
+  new ApiError(409, { error, message, ...extra });
+
+export const methodNotAllowed = (allowed: string[]) =>
+  new ApiError(405, { error: 'method_not_allowed', message: `Allowed methods: ${allowed.join(', ')}` }, { Allow: allowed.join(', ') });

@@ -1,0 +1,39 @@
+/**
+ * API-key auth: `Authorization: Bearer wak_...`. The key item is read on every request (one GetItem),
+ * so revocation takes effect on the next request.
+ */
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { API_KEY_PATTERN, findApiKey } from '#shared/auth/api-keys.ts';
+import type { Scope } from '#shared/auth/scopes.ts';
+import { forbidden, unauthorized } from '../errors.ts';
+import { state } from '../state.ts';
+import { logger } from '#shared/log/logger.ts';
+
+export interface AuthContext {
+  businessId: string;
+  keyId: string;
+  scopes: Scope[];
+}
+
+export const authenticate = async (authorization: string | undefined): Promise<AuthContext> => {
+  if (!authorization) throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>"');
+  const match = /^Bearer (\S+)$/.exec(authorization.trim());
+  if (!match) throw unauthorized('Malformed Authorization header; expected "Bearer <API_KEY>"');
+  const apiKey = match[1];
+  if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized('Invalid API key format');
+  const record = await findApiKey(apiKey);
+  if (!record) throw unauthorized('Invalid API key');
+  if (record.revoked) throw unauthorized('API key has been revoked');
+  if (record.expiresAt && Date.parse(record.expiresAt) <= Date.now()) throw unauthorized('API key has expired');
+  return { businessId: record.businessId, keyId: record.keyId, scopes: record.scopes };
+};
+
+export const authMiddleware = (scope: Scope): MiddlewareObj<APIGatewayProxyEventV2> => ({
+  before: async (request) => {
+    const auth = await authenticate(request.event.headers?.authorization);
+    if (!auth.scopes.includes(scope)) throw forbidden(`This API key lacks the required scope: ${scope}`);
+    state(request.event).auth = auth;
+    logger.appendKeys({ businessId: auth.businessId });
+  },
+});

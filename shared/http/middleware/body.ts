@@ -1,0 +1,57 @@
+/**
+ * Body parsing. JSON routes: base64 decoding, a size cap, and a 400 `invalid_json` for anything that is
+ * not JSON. Multipart routes (media upload): busboy through @middy/http-multipart-body-parser, with a
+ * 400 `validation_error` for JSON or a broken form.
+ */
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import multipartParser from '@middy/http-multipart-body-parser';
+import { ApiError, invalidJson, validationError } from '../errors.ts';
+import { state } from '../state.ts';
+
+export type BodyKind = 'json' | 'multipart' | 'none';
+
+export const MAX_JSON_BYTES = 2 * 1024 * 1024;
+
+const rawBytes = (event: APIGatewayProxyEventV2): Buffer | undefined => {
+  if (event.body === undefined || event.body === null || event.body === '') return undefined;
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+};
+
+const contentType = (event: APIGatewayProxyEventV2) => (event.headers?.['content-type'] ?? '').toLowerCase();
+
+export const jsonBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
+  before: async (request) => {
+    const raw = rawBytes(request.event);
+    if (!raw) return;
+    if (raw.length > MAX_JSON_BYTES) {
+      throw new ApiError(413, { error: 'payload_too_large', message: `JSON bodies are limited to ${MAX_JSON_BYTES} bytes` });
+    }
+    const type = contentType(request.event);
+    if (type && !type.includes('json')) {
+      throw invalidJson(`Expected Content-Type application/json, got ${type.split(';')[0]}`);
+    }
+    try {
+      state(request.event).body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw invalidJson();
+    }
+  },
+});
+
+const multipart = multipartParser({ disableContentTypeError: false, charset: 'utf-8', busboy: { limits: { fileSize: 100 * 1024 * 1024, files: 1, fields: 20 } } } as any);
+
+export const multipartBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
+  before: async (request) => {
+    const type = contentType(request.event);
+    if (!type.startsWith('multipart/form-data')) {
+      throw validationError({ file: ['Send the file as multipart/form-data with fields "file" and "type"'] }, 'Media upload requires multipart/form-data');
+    }
+    try {
+      await (multipart.before as any)(request);
+    } catch (err) {
+      throw validationError({ _body: [(err as Error).message || 'Malformed multipart body'] }, 'The multipart form could not be parsed');
+    }
+    state(request.event).body = request.event.body;
+  },
+});

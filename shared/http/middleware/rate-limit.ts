@@ -1,0 +1,70 @@
+/**
+ * Per-key rate limits, exact across every Lambda instance: one conditional atomic counter per key,
+ * limit class and minute window (ADD with `count < limit`), expired by TTL. A refused request does not
+ * count. Every response of a limited class carries the X-RateLimit-* headers.
+ */
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { config, type LimitClass } from '#shared/config.ts';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import { ApiError } from '../errors.ts';
+import { state } from '../state.ts';
+
+const WINDOW_SECONDS = 60;
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetEpochSeconds: number;
+}
+
+export async function consume(keyId: string, limitClass: LimitClass, now = Date.now()): Promise<RateDecision> {
+  const limit = config.limits[limitClass];
+  const windowStart = Math.floor(now / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
+  const reset = windowStart + WINDOW_SECONDS;
+  try {
+    const { Attributes } = await db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.rateWindow(keyId, limitClass, windowStart),
+      UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
+      ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+      ExpressionAttributeNames: { '#count': 'count', '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':ttl': reset + WINDOW_SECONDS },
+      ReturnValues: 'UPDATED_NEW',
+    }));
+    const count = Number(Attributes?.count ?? 1);
+    return { allowed: true, limit, remaining: Math.max(0, limit - count), resetEpochSeconds: reset };
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) {
+      return { allowed: false, limit, remaining: 0, resetEpochSeconds: reset };
+    }
+    throw err;
+  }
+}
+
+export const rateHeaders = (d: RateDecision): Record<string, string> => ({
+  'X-RateLimit-Limit': String(d.limit),
+  'X-RateLimit-Remaining': String(d.remaining),
+  'X-RateLimit-Reset': String(d.resetEpochSeconds),
+});
+
+export const rateLimitMiddleware = (limitClass: LimitClass): MiddlewareObj<APIGatewayProxyEventV2> => ({
+  before: async (request) => {
+    const s = state(request.event);
+    if (!s.auth) return;
+    const decision = await consume(s.auth.keyId, limitClass);
+    s.rateHeaders = rateHeaders(decision);
+    if (!decision.allowed) {
+      const retryAfter = Math.max(1, decision.resetEpochSeconds - Math.floor(Date.now() / 1000));
+      throw new ApiError(
+        429,
+        { error: 'rate_limited', message: `Rate limit of ${decision.limit} per minute exceeded for this API key`, retry_after: retryAfter },
+        { ...s.rateHeaders, 'Retry-After': String(retryAfter) },
+      );
+    }
+  },
+});

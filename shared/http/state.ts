@@ -1,0 +1,18 @@
+/** Per-request values the middlewares hand to the handler, keyed by the event object. */
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import type { AuthContext } from './middleware/auth.ts';
+
+export interface RequestState {
+  auth?: AuthContext;
+  body?: unknown;
+  rawBody?: Buffer;
+  rateHeaders?: Record<string, string>;
+}
+
+const states = new WeakMap<object, RequestState>();
+
+export const state = (event: APIGatewayProxyEventV2): RequestState => {
+  let s = states.get(event);
+  if (!s) states.set(event, (s = {}));
+  return s;
+};

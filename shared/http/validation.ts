@@ -1,0 +1,25 @@
+/**
+ * valibot issues → the contract's `details: { <field>: [message] }` map.
+ */
+import * as v from 'valibot';
+import type { FieldErrors } from './errors.ts';
+
+export const issuePath = (issue: v.BaseIssue<unknown>): string => {
+  const path = v.getDotPath(issue);
+  return path && path.length > 0 ? path : '_body';
+};
+
+export const toFieldErrors = (issues: readonly v.BaseIssue<unknown>[]): FieldErrors => {
+  const details: FieldErrors = {};
+  for (const issue of issues) {
+    const field = issuePath(issue);
+    (details[field] ??= []).push(issue.message);
+  }
+  return details;
+};
+
+/** A readable one-line summary: "to: Invalid format; text.body: Required". */
+export const summarize = (details: FieldErrors): string =>
+  Object.entries(details)
+    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
+    .join('; ');

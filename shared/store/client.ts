@@ -1,0 +1,21 @@
+/**
+ * The table client, created once per container (outside any handler) and reused by every request.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '#shared/config.ts';
+
+const local = config.dynamodbEndpoint !== undefined;
+
+export const dynamo = new DynamoDBClient({
+  region: config.region,
+  endpoint: config.dynamodbEndpoint,
+  // DynamoDB Local accepts any credentials; AWS uses the function's role.
+  ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+});
+
+export const db = DynamoDBDocumentClient.from(dynamo, {
+  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+});
+
+export const table = (): string => process.env.TABLE_NAME ?? config.tableName;
