@@ -1,0 +1,33 @@
+/** Small valibot pieces every area reuses. */
+import * as v from 'valibot';
+
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const uuid = (message = 'must be a UUID') => v.pipe(v.string(message), v.regex(UUID_RE, message));
+
+/** Path parameters `{ id }` as a UUID. */
+export const idParams = v.object({ id: uuid() });
+
+/** `limit` (1-max, default) and an opaque `cursor` in the query string. */
+export const pageQuery = (max = 100, fallback = 20) =>
+  v.object({
+    limit: v.optional(
+      v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(1), v.maxValue(max)),
+      String(fallback),
+    ),
+    cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
+  });
+
+/** Opaque pagination cursors: the DynamoDB LastEvaluatedKey, base64url-encoded JSON. */
+export const encodeCursor = (key: Record<string, unknown> | undefined): string | null =>
+  key ? Buffer.from(JSON.stringify(key)).toString('base64url') : null;
+
+export const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined => {
+  if (!cursor) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+};
