@@ -18,4 +18,5 @@ export default {
   setupFiles: ['<rootDir>/test/support/env.ts'],
   testTimeout: 30000,
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };

@@ -31,6 +31,11 @@ export const config = {
   upstreamToken: env.UPSTREAM_TOKEN ?? '',
   upstreamAppSecret: env.UPSTREAM_APP_SECRET ?? '',
   upstreamVerifyToken: env.UPSTREAM_VERIFY_TOKEN ?? '',
+  /** Upstream calls: per-attempt timeout, attempts for transient faults (5xx, 130429, timeouts), first backoff, messages per second per phone number. */
+  upstreamTimeoutMs: int('UPSTREAM_TIMEOUT_MS', 10_000),
+  upstreamMaxAttempts: int('UPSTREAM_MAX_ATTEMPTS', 3),
+  upstreamRetryBaseMs: int('UPSTREAM_RETRY_BASE_MS', 250),
+  upstreamMessagesPerSecond: int('UPSTREAM_MESSAGES_PER_SECOND', 80),
   /** Queues: in-process when LOCAL_QUEUES=1, else SQS URLs from QUEUE_URL_<NAME>. */
   localQueues: bool('LOCAL_QUEUES', false),
   /** Local mode allows loopback and private targets for media links and webhooks. */

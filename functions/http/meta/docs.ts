@@ -1,0 +1,24 @@
+/**
+ * GET /docs: the API reference as a readable page, rendered on the server from the OpenAPI document
+ * (no script, no CDN), so it works offline and in any browser.
+ */
+import { endpoint } from '#shared/http/endpoint.ts';
+import { renderDocs } from '#shared/openapi/render.ts';
+import { handler as openapi } from './openapi.ts';
+
+let page: string | undefined;
+
+export const { handler, spec } = endpoint(
+  { route: 'GET /docs', summary: 'The API reference page (HTML)', responses: { 200: 'HTML page' } },
+  async ({ event, requestId }) => {
+    if (!page) {
+      const res = await openapi({ ...event, routeKey: 'GET /openapi.json', rawPath: '/openapi.json' }, { awsRequestId: requestId } as any);
+      page = renderDocs(JSON.parse(String(res.body)));
+    }
+    return {
+      statusCode: 200,
+      headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' },
+      body: page,
+    };
+  },
+);

@@ -1,0 +1,28 @@
+/**
+ * GET /openapi.json: the OpenAPI 3.1 document. In AWS the document is generated at synth time and shipped
+ * beside the bundle (so this function does not carry every other handler); locally it is built on first use
+ * from the handler modules themselves.
+ */
+import { readFile } from 'node:fs/promises';
+import { endpoint } from '#shared/http/endpoint.ts';
+
+let cached: Promise<Record<string, unknown>> | undefined;
+
+const documentOnce = () =>
+  (cached ??= readFile(new URL('./openapi.json', import.meta.url), 'utf8')
+    .then((text) => JSON.parse(text) as Record<string, unknown>)
+    .catch(async () => {
+      // Local and test runs build it from the handler modules (loaded lazily, so a deployed cold start never pays for it).
+      const { buildOpenApi, loadSpecs } = await import('#shared/openapi/document.ts');
+      return buildOpenApi(await loadSpecs((handler) => import(`../../${handler}.ts`)));
+    }));
+
+export const { handler, spec } = endpoint(
+  { route: 'GET /openapi.json', summary: 'The OpenAPI 3.1 document of this API', responses: { 200: 'OpenAPI document' } },
+  async ({ event }) => {
+    const doc = await documentOnce();
+    const host = event.headers?.host;
+    const proto = event.headers?.['x-forwarded-proto'] ?? (host?.startsWith('127.0.0.1') || host?.startsWith('localhost') ? 'http' : 'https');
+    return { status: 200, body: host ? { ...doc, servers: [{ url: `${proto}://${host}` }] } : doc };
+  },
+);

@@ -1,0 +1,16 @@
+/**
+ * How every function is bundled, in one place: the CDK stack passes these to NodejsFunction, and the
+ * cold-start benchmark bundles with exactly the same options.
+ */
+export const bundling = {
+  format: 'esm' as const,
+  platform: 'node' as const,
+  target: 'node22',
+  minify: true,
+  sourcemap: true,
+  mainFields: ['module', 'main'],
+  // ESM bundles still meet CommonJS dependencies that call require().
+  banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+  /** Only the media worker ships these (native binaries), copied beside its bundle. */
+  nativeMediaModules: ['sharp', '@ffmpeg-installer/ffmpeg'],
+};

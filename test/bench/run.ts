@@ -1,0 +1,95 @@
+/**
+ * `npm run bench [-- --quick] [-- --only name,name]`: every speed and memory target, each figure printed
+ * beside its baseline measured in the same run and the ratio between them. Writes bench-results.json and
+ * exits non-zero when a target ratio is missed.
+ *
+ * Benchmark modules are the files `test/bench/*.bench.ts`; each exports `run(options)` (see types.ts).
+ */
+import { readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpus, totalmem } from 'node:os';
+import { createServer } from 'node:net';
+import type { BenchFigure, BenchModule } from './types.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
+const only = onlyArg?.split(',');
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+
+process.env.NODE_ENV = 'bench';
+process.env.LOG_LEVEL = 'SILENT';
+process.env.TABLE_NAME = 'wa-crm-bench';
+process.env.AWS_REGION ??= 'us-east-1';
+process.env.AWS_ACCESS_KEY_ID ??= 'local';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
+process.env.LOCAL_QUEUES = '1';
+process.env.ALLOW_PRIVATE_TARGETS = '1';
+
+const { startDynamo, ensureTable } = await import('../../infra/local/dynamo.ts');
+const dynamo = await startDynamo(await freePort());
+await ensureTable(dynamo.endpoint, process.env.TABLE_NAME);
+process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+
+const modules = readdirSync(here)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .filter((f) => !only || only.includes(f.replace('.bench.ts', '')))
+  .sort();
+
+const figures: (BenchFigure & { module: string; ratio?: number; pass?: boolean })[] = [];
+const failures: string[] = [];
+const started = Date.now();
+for (const file of modules) {
+  const name = file.replace('.bench.ts', '');
+  process.stdout.write(`running ${name}${quick ? ' (quick)' : ''}...\n`);
+  try {
+    const mod = (await import(join(here, file))) as BenchModule;
+    for (const f of await mod.run({ quick, dynamodbEndpoint: dynamo.endpoint })) {
+      const ratio = f.baseline ? f.value / f.baseline : undefined;
+      let pass: boolean | undefined;
+      if (ratio !== undefined && f.target?.maxRatio !== undefined) pass = ratio <= f.target.maxRatio;
+      if (ratio !== undefined && f.target?.minRatio !== undefined) pass = ratio >= f.target.minRatio;
+      figures.push({ ...f, module: name, ratio, pass });
+      if (pass === false) failures.push(`${f.name}: ratio ${ratio!.toFixed(2)} misses target ${JSON.stringify(f.target)}`);
+    }
+  } catch (err) {
+    failures.push(`${name}: ${(err as Error).stack ?? err}`);
+  }
+}
+await dynamo.stop();
+
+const fmt = (n: number | undefined, unit = '') => (n === undefined ? '' : `${n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2)}${unit ? ` ${unit}` : ''}`);
+const rows = figures.map((f) => [
+  f.name,
+  `${fmt(f.value, f.unit)}${f.spread !== undefined ? ` ±${fmt(f.spread / 2)}` : ''}`,
+  f.baseline !== undefined ? `${fmt(f.baseline, f.unit)} (${f.baselineName ?? 'baseline'})` : '',
+  f.ratio !== undefined ? `${f.ratio.toFixed(2)}x` : '',
+  f.target ? (f.target.maxRatio !== undefined ? `≤ ${f.target.maxRatio}x` : `≥ ${f.target.minRatio}x`) : '',
+  f.pass === undefined ? '' : f.pass ? 'ok' : 'MISSED',
+]);
+const header = ['figure', 'value', 'baseline', 'ratio', 'target', ''];
+const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+console.log(`\nMachine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}${quick ? ', --quick' : ''}\n`);
+console.log(line(header));
+console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+for (const r of rows) console.log(line(r));
+for (const f of figures.filter((x) => x.note)) console.log(`- ${f.name}: ${f.note}`);
+console.log(`\n${figures.length} figures in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+
+writeFileSync('bench-results.json', JSON.stringify({ quick, machine: { cpus: cpus().length, model: cpus()[0]?.model, node: process.version }, figures, failures }, null, 2));
+if (failures.length) {
+  console.error(`\n${failures.length} target(s) missed or failed:\n- ${failures.join('\n- ')}`);
+  process.exit(1);
+}
+process.exit(0);

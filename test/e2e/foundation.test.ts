@@ -1,0 +1,102 @@
+/**
+ * The foundation through the local stack over HTTP, as a new user meets it: a demo key, the admin CLI,
+ * auth, scopes, rate limits, unknown routes, and the OpenAPI document.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { routes } from '#functions/routes.ts';
+
+const run = promisify(execFile);
+let stack: LocalStack;
+
+const admin = async (...args: string[]) => {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'infra/local/admin.ts', ...args], {
+    env: { ...process.env, DYNAMODB_ENDPOINT: stack.dynamodbEndpoint, TABLE_NAME: stack.tableName, NODE_OPTIONS: '' },
+  });
+  return JSON.parse(stdout);
+};
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true });
+}, 60_000);
+afterAll(() => stack?.stop());
+
+const get = (path: string, key?: string) => fetch(`${stack.url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+
+describe('local stack', () => {
+  it('answers GET /team/v1 with the demo key, 401 without it', async () => {
+    const ok = await get('/team/v1', stack.demo!.apiKey);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ agents: [] });
+    const no = await get('/team/v1');
+    expect(no.status).toBe(401);
+    expect(await no.json()).toEqual({ error: 'unauthorized', message: expect.any(String) });
+  });
+
+  it('admin CLI: business, scoped key (403 without team:read), agent, revocation', async () => {
+    const business = await admin('create-business', '--name', 'Acme');
+    expect(business).toEqual({ businessId: expect.any(String), phoneNumberId: expect.stringMatching(/^\d+$/) });
+    const narrow = await admin('create-key', '--business', business.businessId, '--scopes', 'contacts:read');
+    expect(narrow.apiKey).toMatch(/^wak_[0-9A-Za-z]{40}$/);
+    expect(narrow.scopes).toEqual(['contacts:read']);
+    const forbidden = await get('/team/v1', narrow.apiKey);
+    expect(forbidden.status).toBe(403);
+    expect((await forbidden.json()).error).toBe('forbidden');
+
+    const full = await admin('create-key', '--business', business.businessId, '--scopes', 'all');
+    const agent = await admin('add-agent', '--business', business.businessId, '--email', 'eve@acme.test', '--name', 'Eve', '--role', 'admin', '--available', 'false');
+    const team = await (await get('/team/v1', full.apiKey)).json();
+    expect(team.agents).toEqual([{ id: agent.agentId, name: 'Eve', email: 'eve@acme.test', role: 'admin', is_available: false, assigned_conversations: 0 }]);
+
+    await admin('revoke-key', '--key-id', full.keyId);
+    expect((await get('/team/v1', full.apiKey)).status).toBe(401);
+  });
+
+  it('answers the 101st request within a minute with 429 and the limit headers', async () => {
+    const business = await admin('create-business', '--name', 'Busy');
+    const { apiKey } = await admin('create-key', '--business', business.businessId, '--scopes', 'team:read');
+    // Stay inside one fixed window: start right after a minute boundary if we are close to the next one.
+    const msIntoMinute = Date.now() % 60_000;
+    if (msIntoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - msIntoMinute + 50));
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) statuses.push((await get('/team/v1', apiKey)).status);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const limited = await get('/team/v1', apiKey);
+    expect(limited.status).toBe(429);
+    expect(await limited.json()).toEqual({ error: 'rate_limited', message: expect.any(String), retry_after: expect.any(Number) });
+    expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(limited.headers.get('x-ratelimit-limit')).toBe('100');
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(Number(limited.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
+  }, 60_000);
+
+  it('answers unknown routes 404 and known paths with another method 405', async () => {
+    const missing = await get('/nope/v1');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: 'not_found', message: expect.any(String) });
+    const wrong = await fetch(`${stack.url}/team/v1`, { method: 'DELETE' });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET');
+  });
+
+  it('serves an OpenAPI 3.1 document listing every route of the route table', async () => {
+    const res = await get('/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = await res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    for (const route of routes) {
+      expect(doc.paths[route.path]?.[route.method.toLowerCase()]).toBeDefined();
+      if (route.scope) expect(doc.paths[route.path][route.method.toLowerCase()].security).toEqual([{ apiKey: [route.scope] }]);
+    }
+  });
+
+  it('serves the reference page at /docs', async () => {
+    const res = await get('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    const html = await res.text();
+    expect(html).toContain('/team/v1');
+    expect(html).toContain('message.received');
+  });
+});
