@@ -1,0 +1,50 @@
+/**
+ * Every scope-guarded route, derived from the route table (so a new route cannot forget its scope):
+ * a key holding every scope but the route's own gets 403, a key with no scopes gets 403, and no key gets 401 —
+ * before any validation or data access.
+ */
+import { routes } from '#functions/routes.ts';
+import { SCOPES } from '#shared/auth/scopes.ts';
+import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
+
+const guarded = routes.filter((r) => r.scope !== null);
+const sampleParams = (path: string) =>
+  Object.fromEntries([...path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1], '00000000-0000-4000-8000-000000000000']));
+
+const tenants = new Map<string, TestTenant>();
+let noScopes: TestTenant;
+
+beforeAll(async () => {
+  noScopes = await newTenant([]);
+  for (const scope of new Set(guarded.map((r) => r.scope!))) {
+    tenants.set(scope, await newTenant(SCOPES.filter((s) => s !== scope)));
+  }
+});
+
+describe.each(guarded.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', (key, route) => {
+  it(`needs ${route.scope}`, async () => {
+    const params = sampleParams(route.path);
+    const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
+    const withoutScope = await invoke(key, { apiKey: tenants.get(route.scope!)!.apiKey, params, body });
+    expect(withoutScope.status).toBe(403);
+    expect(withoutScope.body).toEqual({ error: 'forbidden', message: expect.stringContaining(route.scope!) });
+    expect((await invoke(key, { apiKey: noScopes.apiKey, params, body })).status).toBe(403);
+    const anonymous = await invoke(key, { params, body });
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body.error).toBe('unauthorized');
+  });
+});
+
+it('stores API keys only as hashes', async () => {
+  const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { db, table } = await import('#shared/store/client.ts');
+  const tenant = await newTenant();
+  let found = false;
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(new ScanCommand({ TableName: table(), ExclusiveStartKey }));
+    found ||= JSON.stringify(page.Items ?? []).includes(tenant.apiKey.slice(4));
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey && !found);
+  expect(found).toBe(false);
+});
