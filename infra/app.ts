@@ -5,7 +5,7 @@
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Aspects } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 // cdk-nag is CommonJS without static named exports.
 import cdkNag from 'cdk-nag';
 import { ServiceStack } from './stack.ts';
@@ -22,11 +22,10 @@ async function writeOpenApiDocument(): Promise<string> {
 }
 
 const app = new App();
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }), new ServerlessChecks(app, { verbose: true }));
 new ServiceStack(app, app.node.tryGetContext('stackName') ?? 'WaCrmService', {
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   upstreamApiVersion: app.node.tryGetContext('upstreamApiVersion'),
   openApiDocumentPath: await writeOpenApiDocument(),
 });
-Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
-Aspects.of(app).add(new ServerlessChecks({ verbose: true }));
 app.synth();

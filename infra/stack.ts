@@ -28,12 +28,10 @@ import {
   aws_s3 as s3,
   aws_secretsmanager as secretsmanager,
   aws_sqs as sqs,
+  Validations,
 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-// cdk-nag is CommonJS without static named exports.
-import cdkNag from 'cdk-nag';
-const { NagSuppressions } = cdkNag;
-import { routes, workers, type Route, type Worker } from '../functions/routes.ts';
+import { routes, workers, type Worker } from '../functions/routes.ts';
 import { tableDefinition } from './table.ts';
 import { bundling } from './bundling.ts';
 
@@ -167,11 +165,44 @@ export class ServiceStack extends Stack {
     };
     for (const [name, queue] of this.queues) environment[`QUEUE_URL_${name.toUpperCase().replace(/-/g, '_')}`] = queue.queueUrl;
 
+    // Functions with the same needs share one role and one log group per area: CloudFormation allows 500 resources
+    // a stack, and a role, a policy and a log group for each of ~65 functions would spend ~200 of them.
+    const roles = new Map<string, iam.Role>();
+    const roleFor = (handler: string) => {
+      const queues = queuesSentBy(handler).sort();
+      const bucket = usesBucket(handler);
+      const upstream = usesUpstream(handler);
+      const signature = `${queues.join(',')}|${bucket}|${upstream}|${handler.startsWith('workers/') ? handler : 'http'}`;
+      let role = roles.get(signature);
+      if (!role) {
+        role = new iam.Role(this, `Role${roles.size + 1}`, {
+          assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+          description: `Functions that send to [${queues.join(', ')}]${bucket ? ', use media' : ''}${upstream ? ', call the upstream API' : ''}`,
+          managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole')],
+        });
+        this.table.grantReadWriteData(role);
+        for (const q of queues) this.queues.get(q)?.grantSendMessages(role);
+        if (bucket) this.bucket.grantReadWrite(role);
+        if (upstream) upstreamSecret.grantRead(role);
+        roles.set(signature, role);
+      }
+      return role;
+    };
+    const logGroups = new Map<string, logs.LogGroup>();
+    const logGroupFor = (handler: string) => {
+      const area = handler.split('/').slice(0, 2).join('/');
+      let group = logGroups.get(area);
+      if (!group) {
+        group = new logs.LogGroup(this, `${pascal(area)}Logs`, { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
+        logGroups.set(area, group);
+      }
+      return group;
+    };
+
     const fn = (handler: string, opts: { memoryMb?: number; timeoutSeconds?: number; nativeMedia?: boolean }) => {
       const existing = this.functions.get(handler);
       if (existing) return existing;
       const id = pascal(handler.replace(/\//g, '-'));
-      const logGroup = new logs.LogGroup(this, `${id}Logs`, { retention: logs.RetentionDays.ONE_MONTH, removalPolicy: RemovalPolicy.DESTROY });
       const f = new nodejs.NodejsFunction(this, id, {
         entry: join(root, 'functions', `${handler}.ts`),
         handler: 'handler',
@@ -181,7 +212,8 @@ export class ServiceStack extends Stack {
         memorySize: opts.memoryMb ?? 256,
         timeout: Duration.seconds(opts.timeoutSeconds ?? 10),
         tracing: lambda.Tracing.ACTIVE,
-        logGroup,
+        logGroup: logGroupFor(handler),
+        role: roleFor(handler),
         loggingFormat: lambda.LoggingFormat.JSON,
         environment,
         projectRoot: root,
@@ -217,10 +249,6 @@ export class ServiceStack extends Stack {
             : undefined,
         },
       });
-      this.table.grantReadWriteData(f);
-      for (const q of queuesSentBy(handler)) this.queues.get(q)?.grantSendMessages(f);
-      if (usesBucket(handler)) this.bucket.grantReadWrite(f);
-      if (usesUpstream(handler)) upstreamSecret.grantRead(f);
       this.functions.set(handler, f);
       return f;
     };
@@ -231,7 +259,7 @@ export class ServiceStack extends Stack {
       description: 'WhatsApp Business messaging and CRM API',
       createDefaultStage: false,
     });
-    const stage = this.api.addStage('Default', {
+    const stage = this.api.addStage('DefaultStage', {
       stageName: '$default',
       autoDeploy: true,
       // A backstop behind the per-key limits enforced in the functions.
@@ -251,13 +279,15 @@ export class ServiceStack extends Stack {
       }),
     };
 
+    const apiIntegrations = new Map<string, integrations.HttpLambdaIntegration>();
     for (const route of routes) {
       const f = fn(route.handler, route);
-      this.api.addRoutes({
-        path: route.path,
-        methods: [route.method as apigw.HttpMethod],
-        integration: new integrations.HttpLambdaIntegration(`${routeId(route)}Integration`, f),
-      });
+      let integration = apiIntegrations.get(route.handler);
+      if (!integration) {
+        integration = new integrations.HttpLambdaIntegration(`${pascal(route.handler)}Integration`, f);
+        apiIntegrations.set(route.handler, integration);
+      }
+      this.api.addRoutes({ path: route.path, methods: [route.method as apigw.HttpMethod], integration });
     }
 
     // Workers: SQS-triggered, reporting partial batch failures.
@@ -273,9 +303,14 @@ export class ServiceStack extends Stack {
     // The outbox sweep: re-publishes events whose publish was lost (a function died after its commit).
     if (existsSync(join(root, 'functions', 'scheduled', 'outbox-sweep.ts'))) {
       const sweep = fn('scheduled/outbox-sweep', { timeoutSeconds: 60 });
+      const sweepDlq = new sqs.Queue(this, 'OutboxSweepDlq', {
+        retentionPeriod: Duration.days(14),
+        encryption: sqs.QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+      });
       new events.Rule(this, 'OutboxSweepSchedule', {
         schedule: events.Schedule.rate(Duration.minutes(1)),
-        targets: [new targets.LambdaFunction(sweep)],
+        targets: [new targets.LambdaFunction(sweep, { deadLetterQueue: sweepDlq, retryAttempts: 2 })],
       });
     }
 
@@ -300,11 +335,23 @@ export class ServiceStack extends Stack {
       resources: [`arn:${Aws.PARTITION}:bedrock:${Aws.REGION}::foundation-model/*`],
     }));
 
-    // Error-rate alarms on every function.
-    for (const [handler, f] of this.functions) {
-      new cloudwatch.Alarm(this, `${pascal(handler.replace(/\//g, '-'))}Errors`, {
-        alarmDescription: `Errors in ${handler}`,
-        metric: f.metricErrors({ period: Duration.minutes(5) }),
+    // Alarms: API 5xx rate (every HTTP function at once) and errors of each worker; DLQ depth alarms are above.
+    new cloudwatch.Alarm(this, 'Api5xxAlarm', {
+      alarmDescription: 'HTTP API answered 5xx',
+      metric: new cloudwatch.Metric({
+        namespace: 'AWS/ApiGateway',
+        metricName: '5xx',
+        dimensionsMap: { ApiId: this.api.apiId, Stage: '$default' },
+        statistic: 'Sum',
+        period: Duration.minutes(5),
+      }),
+      threshold: 5,
+      evaluationPeriods: 1,
+    });
+    for (const worker of workers) {
+      new cloudwatch.Alarm(this, `${pascal(worker.handler)}Errors`, {
+        alarmDescription: `Errors in ${worker.handler}`,
+        metric: this.functions.get(worker.handler)!.metricErrors({ period: Duration.minutes(5) }),
         threshold: 5,
         evaluationPeriods: 1,
       });
@@ -318,32 +365,46 @@ export class ServiceStack extends Stack {
     this.explainNagFindings(upstreamSecret, accessLogs);
   }
 
-  /** Every cdk-nag finding that stays carries its reason here. */
+  /**
+   * Every cdk-nag finding that stays carries its reason here (cdk-nag v3 acknowledges through CDK's own
+   * Validations API; each finding id is acknowledged on its own).
+   */
   private explainNagFindings(upstreamSecret: secretsmanager.Secret, accessLogs: s3.Bucket) {
-    NagSuppressions.addStackSuppressions(this, [
-      { id: 'AwsSolutions-IAM4', reason: 'AWSLambdaBasicExecutionRole is the minimal managed policy for writing function logs.' },
-      {
-        id: 'AwsSolutions-IAM5',
-        reason: 'Wildcards are limited to the table\'s own indexes (table/index/*), X-Ray segment APIs that accept no resource, the media bucket\'s objects, Bedrock foundation models, and broadcast-* schedules.',
-      },
-      { id: 'AwsSolutions-APIG4', reason: 'Routes are authorized inside each function by API key (hashed, revocable, scoped) as the contract requires; the upstream webhook is authorized by its HMAC signature.' },
-      { id: 'AwsSolutions-L1', reason: 'The contract fixes the runtime at nodejs22.x.' },
-      { id: 'Serverless-LambdaLatestVersion', reason: 'The contract fixes the runtime at nodejs22.x.' },
-      { id: 'Serverless-LambdaDLQ', reason: 'Functions are invoked synchronously (API Gateway) or by SQS event sources whose queues have their own DLQs; an async DLQ would never receive anything.' },
-      { id: 'Serverless-LambdaDefaultMemorySize', reason: 'Memory is set per function in the route table; 256 MB is the measured need of the thin HTTP functions.' },
-      { id: 'Serverless-APIGWDefaultThrottling', reason: 'Stage-level throttling (rate 500, burst 1000) is set as a backstop; per-key limits are enforced in the functions.' },
-      { id: 'Serverless-SQSRedrivePolicy', reason: 'Dead-letter queues are the end of the redrive chain; they have no DLQ of their own.' },
-      { id: 'AwsSolutions-SQS3', reason: 'Dead-letter queues are the end of the redrive chain; they have no DLQ of their own.' },
-    ]);
-    NagSuppressions.addResourceSuppressions(upstreamSecret, [
-      { id: 'AwsSolutions-SMG4', reason: 'The WhatsApp access token and app secret are issued by Meta and rotated there; the business updates this secret.' },
-    ]);
-    NagSuppressions.addResourceSuppressions(accessLogs, [
-      { id: 'AwsSolutions-S1', reason: 'This is the access-log bucket itself; logging it into itself would loop.' },
-    ]);
+    const stackWide: Record<string, string> = {
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]':
+        'AWSLambdaBasicExecutionRole is the minimal managed policy for writing function logs.',
+      'AwsSolutions-APIG4': 'Routes are authorized inside each function by API key (hashed, revocable, scoped) as the contract requires; the upstream webhook is authorized by its HMAC signature.',
+      'AwsSolutions-L1': 'The contract fixes the runtime at nodejs22.x.',
+      'Serverless-LambdaLatestVersion': 'The contract fixes the runtime at nodejs22.x.',
+      'Serverless-LambdaDLQ': 'Functions are invoked synchronously (API Gateway) or by SQS event sources whose queues have their own DLQs; an async DLQ would never receive anything.',
+      'Serverless-LambdaDefaultMemorySize': 'Memory is set per function in the route table; 256 MB is the measured need of the thin HTTP functions.',
+      'Serverless-SQSRedrivePolicy': 'Dead-letter queues are the end of the redrive chain; they have no DLQ of their own.',
+      'AwsSolutions-SQS3': 'Dead-letter queues are the end of the redrive chain; they have no DLQ of their own.',
+      'Serverless-LambdaEventSourceMappingDestination':
+        'SQS event sources do not support on-failure destinations; failed messages go to each queue\'s dead-letter queue through its redrive policy.',
+      'AwsSolutions-IAM5[Resource::*]': 'X-Ray tracing (PutTraceSegments, PutTelemetryRecords) accepts no resource-level permission.',
+      [`AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.table.node.defaultChild as dynamodb.CfnGlobalTable)}.Arn>/index/*]`]:
+        'Queries on the table\'s own indexes (gsi1, shard); the grant names no other table.',
+      [`AwsSolutions-IAM5[Resource::<${this.getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket)}.Arn>/*]`]:
+        'Objects of the media bucket only.',
+      'AwsSolutions-IAM5[Action::s3:Abort*]': 'CDK\'s read/write grant on the media bucket only (multipart uploads of large media).',
+      'AwsSolutions-IAM5[Action::s3:DeleteObject*]': 'CDK\'s read/write grant on the media bucket only.',
+      'AwsSolutions-IAM5[Action::s3:GetBucket*]': 'CDK\'s read/write grant on the media bucket only.',
+      'AwsSolutions-IAM5[Action::s3:GetObject*]': 'CDK\'s read/write grant on the media bucket only.',
+      'AwsSolutions-IAM5[Action::s3:List*]': 'CDK\'s read/write grant on the media bucket only.',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/*]':
+        'The business chooses the Bedrock model in its AI settings; only foundation models of this region.',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/default/broadcast-*]':
+        'One schedule per broadcast, created and deleted by the broadcast functions; limited to the broadcast- prefix.',
+    };
+    for (const [id, reason] of Object.entries(stackWide)) Validations.of(this).acknowledge({ id, reason });
+    Validations.of(upstreamSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'The WhatsApp access token and app secret are issued by Meta and rotated there; the business updates this secret.',
+    });
+    Validations.of(accessLogs).acknowledge({ id: 'AwsSolutions-S1', reason: 'This is the access-log bucket itself; logging it into itself would loop.' });
   }
 }
 
 const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((p) => p[0].toUpperCase() + p.slice(1)).join('');
-const routeId = (route: Route) => pascal(`${route.method}-${route.path.replace(/[{}]/g, '')}`);
 export type { Worker };

@@ -77,7 +77,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const { startSandbox } = await import('./sandbox/server.ts');
     const { startApiServer } = await import('./server.ts');
-    const { LocalQueues } = await import('./queues.ts');
 
     // The API's address must be known before the sandbox starts (it posts webhooks to it), and the
     // sandbox's before the service modules load (they read UPSTREAM_BASE_URL once).
@@ -91,6 +90,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(sandbox.close);
     process.env.UPSTREAM_BASE_URL = sandbox.url;
+    // queues.ts loads shared/config.ts (through the queue port): only now that UPSTREAM_BASE_URL is known.
+    const { LocalQueues } = await import('./queues.ts');
 
     const queues = new LocalQueues({
       retryDelayMs: options.queueRetryDelayMs ?? 1000,

@@ -42,11 +42,11 @@ describe('local stack', () => {
     expect(narrow.scopes).toEqual(['contacts:read']);
     const forbidden = await get('/team/v1', narrow.apiKey);
     expect(forbidden.status).toBe(403);
-    expect((await forbidden.json()).error).toBe('forbidden');
+    expect(((await forbidden.json()) as any).error).toBe('forbidden');
 
     const full = await admin('create-key', '--business', business.businessId, '--scopes', 'all');
     const agent = await admin('add-agent', '--business', business.businessId, '--email', 'eve@acme.test', '--name', 'Eve', '--role', 'admin', '--available', 'false');
-    const team = await (await get('/team/v1', full.apiKey)).json();
+    const team: any = await (await get("/team/v1", full.apiKey)).json();
     expect(team.agents).toEqual([{ id: agent.agentId, name: 'Eve', email: 'eve@acme.test', role: 'admin', is_available: false, assigned_conversations: 0 }]);
 
     await admin('revoke-key', '--key-id', full.keyId);
@@ -83,7 +83,7 @@ describe('local stack', () => {
   it('serves an OpenAPI 3.1 document listing every route of the route table', async () => {
     const res = await get('/openapi.json');
     expect(res.status).toBe(200);
-    const doc = await res.json();
+    const doc: any = await res.json();
     expect(doc.openapi).toBe('3.1.0');
     for (const route of routes) {
       expect(doc.paths[route.path]?.[route.method.toLowerCase()]).toBeDefined();
