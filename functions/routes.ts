@@ -81,13 +81,13 @@ export const routes: Route[] = [
 
   // Segments (no version prefix, as the contract says).
   r('GET', '/segments', 'http/segments/list', 'contacts:read', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
-  r('POST', '/segments', 'http/segments/create', 'contacts:write'),
+  r('POST', '/segments', 'http/segments/create', 'contacts:write', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
   r('POST', '/segments/preview', 'http/segments/preview', 'contacts:read', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
   r('GET', '/segments/{id}', 'http/segments/get', 'contacts:read', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
-  r('PATCH', '/segments/{id}', 'http/segments/update', 'contacts:write'),
-  r('DELETE', '/segments/{id}', 'http/segments/delete', 'contacts:write'),
-  r('POST', '/segments/{id}/contacts', 'http/segments/add-contacts', 'contacts:write'),
-  r('DELETE', '/segments/{id}/contacts/{contactId}', 'http/segments/remove-contact', 'contacts:write'),
+  r('PATCH', '/segments/{id}', 'http/segments/update', 'contacts:write', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
+  r('DELETE', '/segments/{id}', 'http/segments/delete', 'contacts:write', 'requests', { timeoutSeconds: 29 }),
+  r('POST', '/segments/{id}/contacts', 'http/segments/add-contacts', 'contacts:write', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
+  r('DELETE', '/segments/{id}/contacts/{contactId}', 'http/segments/remove-contact', 'contacts:write', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
   r('POST', '/segments/{id}/evaluate', 'http/segments/evaluate', 'contacts:write', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
   r('GET', '/segments/{id}/usage', 'http/segments/usage', 'contacts:read'),
   r('POST', '/segments/{id}/members', 'http/segments/members', 'contacts:write', 'requests', { timeoutSeconds: 29, memoryMb: 1024 }),
@@ -99,7 +99,7 @@ export const routes: Route[] = [
   r('PATCH', '/user-webhooks/{id}', 'http/webhooks/update', 'webhooks:write'),
   r('DELETE', '/user-webhooks/{id}', 'http/webhooks/delete', 'webhooks:write'),
   r('POST', '/user-webhooks/{id}/regenerate-secret', 'http/webhooks/regenerate-secret', 'webhooks:write'),
-  r('POST', '/user-webhooks/{id}/test', 'http/webhooks/test', 'webhooks:write'),
+  r('POST', '/user-webhooks/{id}/test', 'http/webhooks/test', 'webhooks:write', 'requests', { timeoutSeconds: 29 }),
   r('GET', '/user-webhooks/{id}/deliveries', 'http/webhooks/deliveries', 'webhooks:write'),
   r('POST', '/user-webhooks/{id}/deliveries/{deliveryId}/redeliver', 'http/webhooks/redeliver', 'webhooks:write'),
 
@@ -139,8 +139,9 @@ export interface Worker {
 
 export const workers: Worker[] = [
   { queue: 'upstream-events', handler: 'workers/upstream-events', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
-  { queue: 'events', handler: 'workers/event-fanout', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
-  { queue: 'webhook-deliveries', handler: 'workers/webhook-delivery', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 10 },
+  { queue: 'events', handler: 'workers/event-fanout', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 5, timeoutSeconds: 30 },
+  // Each record may wait up to the 10 s receiver time-out; the batch's records are sent in parallel.
+  { queue: 'webhook-deliveries', handler: 'workers/webhook-delivery', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 10, timeoutSeconds: 30 },
   { queue: 'media', handler: 'workers/media', batchSize: 1, visibilityTimeoutSeconds: 180, maxReceiveCount: 3, memoryMb: 2048, timeoutSeconds: 120, nativeMedia: true },
   { queue: 'ai', handler: 'workers/ai', batchSize: 5, visibilityTimeoutSeconds: 120, maxReceiveCount: 5, timeoutSeconds: 60 },
   { queue: 'broadcasts', handler: 'workers/broadcast', batchSize: 10, visibilityTimeoutSeconds: 120, maxReceiveCount: 5, timeoutSeconds: 60 },

@@ -32,7 +32,7 @@ export const config = {
   upstreamAppSecret: env.UPSTREAM_APP_SECRET ?? '',
   upstreamVerifyToken: env.UPSTREAM_VERIFY_TOKEN ?? '',
   /** Upstream calls: per-attempt timeout, attempts for transient faults (5xx, 130429, timeouts), first backoff, messages per second per phone number. */
-  upstreamTimeoutMs: int('UPSTREAM_TIMEOUT_MS', 10_000),
+  upstreamTimeoutMs: int('UPSTREAM_TIMEOUT_MS', 8_000),
   upstreamMaxAttempts: int('UPSTREAM_MAX_ATTEMPTS', 3),
   upstreamRetryBaseMs: int('UPSTREAM_RETRY_BASE_MS', 250),
   upstreamMessagesPerSecond: int('UPSTREAM_MESSAGES_PER_SECOND', 80),
@@ -48,6 +48,8 @@ export const config = {
   },
   /** How long a media send waits for the media worker before answering 202. */
   mediaWaitBudgetMs: int('MEDIA_WAIT_BUDGET_MS', 25_000),
+  /** How long a live segment count may read the contact projection before answering countStale. */
+  segmentCountBudgetMs: int('SEGMENT_COUNT_BUDGET_MS', 20_000),
   logLevel: env.LOG_LEVEL ?? 'INFO',
   serviceName: env.SERVICE_NAME ?? 'wa-crm',
 } as const;

@@ -11,6 +11,7 @@ import { keys } from '#shared/store/keys.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import type { EventName } from './names.ts';
+import { orderingKey, UNORDERED } from '#shared/webhooks/ordering.ts';
 
 export interface DomainEvent {
   id: string;
@@ -33,7 +34,8 @@ const outboxSk = (e: DomainEvent) => `${e.createdAt}#${e.id}`;
 export const outboxPut = (e: DomainEvent): TransactItem => ({
   Put: {
     TableName: table(),
-    Item: { ...keys.outbox(e.businessId, outboxSk(e)), type: 'outbox', ...e },
+    // The index entry lets the fan-out find older events of the same ordering key, and the sweep find leftovers.
+    Item: { ...keys.outbox(e.businessId, outboxSk(e)), ...keys.outboxIndex(e.businessId, orderingKey(e) ?? UNORDERED, outboxSk(e)), type: 'outbox', ...e },
   },
 });
 

@@ -19,6 +19,7 @@
  * | contact by phone (unique per business)    | pk B#{bid}            sk CPHONE#{e164}                     |
  * | contact filter projection, sharded        | index shard: spk B#{bid}#S{n}  ssk {contactId}             |
  * | funnel stages of a business               | pk B#{bid}            sk begins STAGE#                     |
+ * | funnel stage slots (the 50-stage limit)    | pk B#{bid}            sk FSLOT#{0..49}                     |
  * | conversation by id; list by recency       | pk B#{bid} sk CONV#{id}; gsi1 B#{bid}#CONVS / {lastAt}#{id}|
  * | open conversation of a contact            | pk B#{bid}            sk CCONV#{contactId}                 |
  * | message by id; messages of a conversation | pk B#{bid} sk MSG#{id}; gsi1 B#{bid}#CONV#{cid} / {at}#{id}|
@@ -26,14 +27,35 @@
  * | segments; static members of a segment     | pk B#{bid} sk SEG#{id}; pk B#{bid}#SEG#{id} sk C#{contact} |
  * | webhook subscriptions; their deliveries   | pk B#{bid} sk WH#{id}; pk B#{bid}#WH#{id} sk D#{delivery}  |
  * | outbox (events not yet fanned out)        | pk B#{bid}#OUTBOX     sk {eventId}                         |
+ * | outbox by ordering key (fan-out order);    | gsi1 OUTBOX#{shard} / {bid}#{orderingKey}#{createdAt}#{id}  |
+ * |   every shard read whole by the sweep     |                                                            |
+ * | owner of a webhook subscription id (403)  | pk WHID#{id}          sk WHID                              |
+ * | deliveries of a webhook, newest first     | gsi1 B#{bid}#WH#{id}#D / {createdAt}#{deliveryId}          |
+ * | pending deliveries of one ordering lane   | pk B#{bid}#WH#{id}#LANE#{orderingKey} sk {createdAt}#{eventId} |
  * | AI settings (business-wide)               | pk B#{bid}            sk AI                                |
+ * | AI latest inbound of a conversation       | pk B#{bid}            sk AICONV#{conversationId}           |
+ * | AI reply marker per inbound message       | pk B#{bid}            sk AIREPLY#{messageId} (ttl)         |
  * | idempotency records                       | pk B#{bid}#IDEM#{scope} sk {key} (ttl)                     |
  * | broadcasts; their recipients              | pk B#{bid} sk BCAST#{id}; pk B#{bid}#BCAST#{id} sk R#{cid} |
+ * | broadcasts by recency                     | gsi1 B#{bid}#BCASTS / {createdAt}#{id}                     |
+ * | recipients still to send, in audience order | gsi1 B#{bid}#BCAST#{id}#Q / {seq} (sparse: removed once sent) |
+ * | broadcast recipient by service message id | gsi1 B#{bid}#BMSG#{messageId} / R (set once sent)          |
+ * | business message budget (minute, second)  | pk B#{bid}#MSGBUDGET#{M|S}{epoch} sk BUDGET (ttl)          |
+ * | where a segment is used (broadcasts...)   | pk B#{bid}#SEGUSE#{segmentId} sk {kind}#{refId}            |
  * | media records                             | pk B#{bid}            sk MEDIA#{mediaId}                   |
+ * | presigned media uploads                   | pk B#{bid}            sk MUPLOAD#{uploadId} (ttl)          |
+ * | media jobs (proxy/convert before a send)  | pk B#{bid}            sk MJOB#{jobId} (ttl)                |
  */
 export type Key = { pk: string; sk: string };
 
 const biz = (bid: string) => `B#${bid}`;
+
+/** FNV-1a over business and ordering key: one lane always lands in the same outbox index shard. */
+const outboxShard = (bid: string, orderingKey: string): number => {
+  let h = 0x811c9dc5;
+  for (const ch of `${bid}#${orderingKey}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return h % 16;
+};
 
 export const keys = {
   business: (bid: string): Key => ({ pk: biz(bid), sk: 'BUSINESS' }),
@@ -57,6 +79,8 @@ export const keys = {
 
   stage: (bid: string, stageId: string): Key => ({ pk: biz(bid), sk: `STAGE#${stageId}` }),
   stagePrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'STAGE#' }),
+  /** One of the 50 slots a stage occupies: claiming a free slot is how a new stage respects the limit without a hot counter. */
+  stageSlot: (bid: string, slot: number): Key => ({ pk: biz(bid), sk: `FSLOT#${slot}` }),
 
   conversation: (bid: string, conversationId: string): Key => ({ pk: biz(bid), sk: `CONV#${conversationId}` }),
   conversationByRecency: (bid: string, lastAt: string, conversationId: string) => ({
@@ -84,16 +108,40 @@ export const keys = {
 
   webhook: (bid: string, webhookId: string): Key => ({ pk: biz(bid), sk: `WH#${webhookId}` }),
   webhookPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'WH#' }),
+  /** Global pointer id → business, so that another account's subscription answers 403, not 404. */
+  webhookOwner: (webhookId: string): Key => ({ pk: `WHID#${webhookId}`, sk: 'WHID' }),
   delivery: (bid: string, webhookId: string, deliveryId: string): Key => ({
     pk: `${biz(bid)}#WH#${webhookId}`,
     sk: `D#${deliveryId}`,
   }),
   deliveriesPk: (bid: string, webhookId: string) => `${biz(bid)}#WH#${webhookId}`,
+  deliveryByTime: (bid: string, webhookId: string, createdAt: string, deliveryId: string) => ({
+    gsi1pk: `${biz(bid)}#WH#${webhookId}#D`,
+    gsi1sk: `${createdAt}#${deliveryId}`,
+  }),
+  deliveriesByTimePk: (bid: string, webhookId: string) => `${biz(bid)}#WH#${webhookId}#D`,
+  /** One lane per (subscription, ordering key): its first item is the only delivery that may be sent. */
+  deliveryLane: (bid: string, webhookId: string, orderingKey: string, eventSk: string): Key => ({
+    pk: `${biz(bid)}#WH#${webhookId}#LANE#${orderingKey}`,
+    sk: eventSk,
+  }),
+  deliveryLanePk: (bid: string, webhookId: string, orderingKey: string) => `${biz(bid)}#WH#${webhookId}#LANE#${orderingKey}`,
 
   outbox: (bid: string, eventId: string): Key => ({ pk: `${biz(bid)}#OUTBOX`, sk: eventId }),
   outboxPk: (bid: string) => `${biz(bid)}#OUTBOX`,
+  /** Index entry of an outbox item: sharded so the sweep can find every business's leftovers. */
+  outboxIndex: (bid: string, orderingKey: string, eventSk: string) => ({
+    gsi1pk: `OUTBOX#${outboxShard(bid, orderingKey)}`,
+    gsi1sk: `${biz(bid)}#${orderingKey}#${eventSk}`,
+  }),
+  outboxIndexPk: (shard: number) => `OUTBOX#${shard}`,
+  outboxShards: 16,
 
   aiSettings: (bid: string): Key => ({ pk: biz(bid), sk: 'AI' }),
+  /** Debounce: the newest inbound message of a conversation the AI worker has seen. */
+  aiConversation: (bid: string, conversationId: string): Key => ({ pk: biz(bid), sk: `AICONV#${conversationId}` }),
+  /** At most one AI reply per inbound message (a conditional claim). */
+  aiReply: (bid: string, messageId: string): Key => ({ pk: biz(bid), sk: `AIREPLY#${messageId}` }),
 
   idempotency: (bid: string, scope: string, key: string): Key => ({ pk: `${biz(bid)}#IDEM#${scope}`, sk: key }),
 
@@ -104,6 +152,18 @@ export const keys = {
     sk: `R#${contactId}`,
   }),
   broadcastRecipientsPk: (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}`,
+  broadcastByRecency: (bid: string, createdAt: string, broadcastId: string) => ({ gsi1pk: `${biz(bid)}#BCASTS`, gsi1sk: `${createdAt}#${broadcastId}` }),
+  broadcastsByRecencyPk: (bid: string) => `${biz(bid)}#BCASTS`,
+  /** Sparse queue of recipients not yet sent (gsi1), in audience order. */
+  broadcastQueue: (bid: string, broadcastId: string, seq: number) => ({ gsi1pk: `${biz(bid)}#BCAST#${broadcastId}#Q`, gsi1sk: String(seq).padStart(8, '0') }),
+  broadcastQueuePk: (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}#Q`,
+  /** A sent recipient, found by the service message id when its status webhooks arrive (gsi1). */
+  broadcastMessage: (bid: string, messageId: string) => ({ gsi1pk: `${biz(bid)}#BMSG#${messageId}`, gsi1sk: 'R' }),
+  messageBudget: (bid: string, window: string): Key => ({ pk: `${biz(bid)}#MSGBUDGET#${window}`, sk: 'BUDGET' }),
+  segmentUsage: (bid: string, segmentId: string, kind: string, refId: string): Key => ({ pk: `${biz(bid)}#SEGUSE#${segmentId}`, sk: `${kind}#${refId}` }),
+  segmentUsagePk: (bid: string, segmentId: string) => `${biz(bid)}#SEGUSE#${segmentId}`,
 
   media: (bid: string, mediaId: string): Key => ({ pk: biz(bid), sk: `MEDIA#${mediaId}` }),
+  mediaUpload: (bid: string, uploadId: string): Key => ({ pk: biz(bid), sk: `MUPLOAD#${uploadId}` }),
+  mediaJob: (bid: string, jobId: string): Key => ({ pk: biz(bid), sk: `MJOB#${jobId}` }),
 } as const;

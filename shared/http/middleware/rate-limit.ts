@@ -10,6 +10,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { config, type LimitClass } from '#shared/config.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { ApiError } from '../errors.ts';
 import { state } from '../state.ts';
 
@@ -64,6 +65,15 @@ export const rateLimitMiddleware = (limitClass: LimitClass): MiddlewareObj<APIGa
         429,
         { error: 'rate_limited', message: `Rate limit of ${decision.limit} per minute exceeded for this API key`, retry_after: retryAfter },
         { ...s.rateHeaders, 'Retry-After': String(retryAfter) },
+      );
+    }
+    // Messages also count against the business's per-minute budget, which running broadcasts share.
+    if (limitClass === 'messages' && !(await consumeOrdinarySend(s.auth.businessId))) {
+      const retryAfter = Math.max(1, decision.resetEpochSeconds - Math.floor(Date.now() / 1000));
+      throw new ApiError(
+        429,
+        { error: 'rate_limited', message: `The business's limit of ${decision.limit} messages per minute (shared with broadcasts) is used up`, retry_after: retryAfter },
+        { ...s.rateHeaders, 'X-RateLimit-Remaining': '0', 'Retry-After': String(retryAfter) },
       );
     }
   },

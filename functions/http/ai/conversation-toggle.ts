@@ -1,0 +1,20 @@
+/** PATCH /conversations/v1/{id}/ai: the conversation's permanent AI on/off (and mode). */
+import { endpoint } from '#shared/http/endpoint.ts';
+import { conversationToggleBody } from '#shared/ai/schemas.ts';
+import { toggleConversationAi } from '#shared/ai/controls.ts';
+import { conversationParams, notFoundForBadId } from '#shared/ai/conversation-params.ts';
+
+export const { handler, spec } = endpoint(
+  {
+    route: 'PATCH /conversations/v1/{id}/ai',
+    summary: 'Turn the AI on or off in a conversation',
+    params: conversationParams,
+    body: conversationToggleBody,
+    invalid: notFoundForBadId,
+    responses: { 200: '{ message, settings: { aiEnabled, aiMode, aiPausedUntil } }', 400: 'validation_error', 404: 'not_found' },
+  },
+  async ({ auth, params, body }) => ({
+    status: 200,
+    body: await toggleConversationAi(auth.businessId, params.id, body.aiEnabled, body.aiMode),
+  }),
+);

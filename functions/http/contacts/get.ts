@@ -1,0 +1,10 @@
+/** GET /contacts/v1/{id}: a live contact (a soft-deleted one is 404). */
+import { endpoint } from '#shared/http/endpoint.ts';
+import { idParams } from '#shared/http/schemas.ts';
+import { getContactOrFail } from '#shared/contacts/service.ts';
+import { contactInvalid } from '#shared/contacts/schemas.ts';
+
+export const { handler, spec } = endpoint(
+  { route: 'GET /contacts/v1/{id}', summary: 'Get a contact', params: idParams, invalid: contactInvalid, responses: { 200: '{ contact }', 404: 'not_found' } },
+  async ({ auth, params }) => ({ status: 200, body: { contact: await getContactOrFail(auth.businessId, params.id) } }),
+);

@@ -1,0 +1,16 @@
+/** GET /funnel/v1/stages/{id}. */
+import { endpoint } from '#shared/http/endpoint.ts';
+import { idParams } from '#shared/http/schemas.ts';
+import { getStageOrFail } from '#shared/funnel/service.ts';
+import { funnelInvalid } from '#shared/funnel/schemas.ts';
+
+export const { handler, spec } = endpoint(
+  {
+    route: 'GET /funnel/v1/stages/{id}',
+    summary: 'Get a funnel stage',
+    params: idParams,
+    invalid: funnelInvalid('Funnel stage'),
+    responses: { 200: '{ stage: Funnel stage }', 404: 'not_found' },
+  },
+  async ({ auth, params }) => ({ status: 200, body: { stage: await getStageOrFail(auth.businessId, params.id) } }),
+);

@@ -1,0 +1,20 @@
+/** GET /messages/v1/{id}: one message of the business. */
+import { endpoint } from '#shared/http/endpoint.ts';
+import { idParams } from '#shared/http/schemas.ts';
+import { notFound } from '#shared/http/errors.ts';
+import { getMessage, messageView } from '#shared/messages/repository.ts';
+
+export const { handler, spec } = endpoint(
+  {
+    route: 'GET /messages/v1/{id}',
+    summary: 'Get a message',
+    params: idParams,
+    invalid: () => notFound('Message not found'),
+    responses: { 200: '{ message }', 404: 'not_found' },
+  },
+  async ({ auth, params }) => {
+    const message = await getMessage(auth.businessId, params.id);
+    if (!message) throw notFound('Message not found');
+    return { status: 200, body: { message: messageView(message) } };
+  },
+);

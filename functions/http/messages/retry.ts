@@ -1,0 +1,18 @@
+/** POST /messages/v1/{id}/retry: send a failed message again. */
+import { endpoint } from '#shared/http/endpoint.ts';
+import { idParams } from '#shared/http/schemas.ts';
+import { notFound } from '#shared/http/errors.ts';
+import { retryMessage } from '#shared/messages/retry.ts';
+
+export const { handler, spec } = endpoint(
+  {
+    route: 'POST /messages/v1/{id}/retry',
+    summary: 'Retry a failed message',
+    params: idParams,
+    bodyKind: 'none',
+    // An id that is not a UUID names no message.
+    invalid: () => notFound('Message not found'),
+    responses: { 200: '{ message, data: { id, messageId, status, retriedAt } }', 400: 'invalid_state or retry_failed', 404: 'not_found' },
+  },
+  async ({ auth, params }) => ({ status: 200, body: await retryMessage(auth.businessId, params.id) }),
+);

@@ -1,0 +1,23 @@
+/** POST /messages/v1: send a message of any type (service style or upstream style). */
+import { endpoint } from '#shared/http/endpoint.ts';
+import { send } from '#shared/messages/send.ts';
+
+export const { handler, spec } = endpoint(
+  {
+    route: 'POST /messages/v1',
+    summary: 'Send a message (text, media, template, interactive, location, contacts, reaction)',
+    responses: {
+      200: 'Send result',
+      202: 'Media being prepared: data.status queued; the outcome arrives as message.sent or message.failed',
+      400: 'validation_error, invalid_template_parameters, or an upstream delivery failure (data.id, data.status failed)',
+      403: 'MEDIA_PERMISSION_DENIED',
+      413: 'media_too_large',
+      422: 'Idempotency-Key reused with another body',
+    },
+  },
+  async ({ auth, body, headers }) => {
+    const idempotencyKey = headers['idempotency-key'];
+    const outcome = await send(auth.businessId, body, { sentBy: 'api', ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+    return { status: outcome.status, body: outcome.body };
+  },
+);

@@ -1,0 +1,14 @@
+/** PATCH /segments/{id}: name, description, color or rules; a different `type` is ignored (typeChangeIgnored). */
+import { endpoint } from '#shared/http/endpoint.ts';
+import { loadSegment, updateSegment } from '#shared/segments/service.ts';
+import { updateSegmentBody } from '#shared/segments/schemas.ts';
+import { parseOrInvalid } from '#shared/segments/errors.ts';
+
+export const { handler, spec } = endpoint(
+  { route: 'PATCH /segments/{id}', summary: 'Update a segment', responses: { 200: '{ data: Segment }', 404: 'not found' } },
+  async ({ auth, params, body }) => {
+    const record = await loadSegment(auth.businessId, (params as any)?.id); // the 404 comes before any body error
+    const input = parseOrInvalid(updateSegmentBody, body ?? {});
+    return { status: 200, body: { data: await updateSegment(auth.businessId, record, input) } };
+  },
+);

@@ -1,0 +1,32 @@
+/**
+ * The `ai` queue's worker: one job per inbound message (queued by the upstream-events worker). Each record
+ * is handled on its own (Powertools partial batch responses): a provider failure or time-out fails only its
+ * record, which the queue redelivers; a malformed job is logged and dropped, never retried.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import * as v from 'valibot';
+import { aiJobSchema, handleAiJob } from '#shared/ai/agent.ts';
+import { agentPorts } from '#shared/ai/ports.ts';
+import { logger } from '#shared/log/logger.ts';
+
+const processor = new BatchProcessor(EventType.SQS);
+
+const recordHandler = async (record: SQSRecord): Promise<void> => {
+  let body: unknown;
+  try {
+    body = JSON.parse(record.body);
+  } catch {
+    body = undefined;
+  }
+  const job = v.safeParse(aiJobSchema, body);
+  if (!job.success) {
+    logger.error('dropping a malformed AI job', { messageId: record.messageId, issues: job.issues.map((i) => i.message) });
+    return;
+  }
+  const outcome = await handleAiJob(job.output, agentPorts);
+  logger.info('AI job handled', { businessId: job.output.businessId, conversationId: job.output.conversationId, inboundMessageId: job.output.messageId, outcome });
+};
+
+export const handler = async (event: SQSEvent, context: Context) =>
+  processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });

@@ -1,0 +1,31 @@
+/**
+ * The `broadcasts` queue worker: starts broadcasts (freezing their audience) and runs them (paced sends,
+ * cancellation sweeps, completion). A message that fails is retried by the queue; the per-recipient claims make
+ * a retry safe.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { logger } from '#shared/log/logger.ts';
+import { isBroadcastMessage } from '#shared/broadcasts/messages.ts';
+import { handleBroadcastMessage } from '#shared/broadcasts/runner.ts';
+
+const processor = new BatchProcessor(EventType.SQS);
+
+const record = async (r: SQSRecord): Promise<void> => {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(r.body);
+  } catch {
+    msg = undefined;
+  }
+  if (!isBroadcastMessage(msg)) {
+    // A malformed message would fail forever: drop it, loudly.
+    logger.error('dropping a malformed broadcasts message', { body: r.body.slice(0, 500) });
+    return;
+  }
+  logger.appendKeys({ broadcastId: msg.broadcastId });
+  await handleBroadcastMessage(msg, Number(r.attributes?.ApproximateReceiveCount ?? 1));
+};
+
+export const handler = async (event: SQSEvent, context: Context) =>
+  processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });

@@ -1,0 +1,24 @@
+/**
+ * SQS worker of the `media` queue, the only function that bundles sharp and ffmpeg: downloads, probes
+ * and converts the files of media sends (shared/media/job-runner.ts). Failed records are reported as
+ * partial batch failures; after maxReceiveCount they go to the DLQ, and the last attempt records the
+ * job as failed so that a waiting send or its finisher learns the outcome.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { workers } from '#functions/routes.ts';
+import { runMediaJob } from '#shared/media/job-runner.ts';
+// Registers how a send handed over past the wait budget is completed.
+import '#shared/media/outbound-finisher.ts';
+
+const maxReceiveCount = workers.find((w) => w.queue === 'media')?.maxReceiveCount ?? 3;
+
+export const handler = async (event: SQSEvent, context: Context) => {
+  const processor = new BatchProcessor(EventType.SQS);
+  const record = async (r: SQSRecord) => {
+    const { businessId, jobId } = JSON.parse(r.body) as { businessId: string; jobId: string };
+    const receiveCount = Number(r.attributes?.ApproximateReceiveCount ?? '1');
+    await runMediaJob(businessId, jobId, { lastAttempt: receiveCount >= maxReceiveCount });
+  };
+  return processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+};

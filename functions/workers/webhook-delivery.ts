@@ -1,0 +1,31 @@
+/**
+ * SQS worker of the `webhook-deliveries` queue: each message is one delivery job; the batch's jobs are
+ * sent in parallel, with their subscriptions read in one round trip (shared/webhooks/delivery.ts).
+ * Retries of a failed send are scheduled by the worker itself (delayed messages); a record fails here
+ * only when the worker could not do its work (e.g. the table was unavailable), and SQS then redelivers
+ * it, up to the DLQ.
+ */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { DeliveryJob } from '#shared/webhooks/model.ts';
+import { processDeliveryJob } from '#shared/webhooks/delivery.ts';
+import { getSubscriptions } from '#shared/webhooks/repository.ts';
+
+export const handler = async (event: SQSEvent, context: Context) => {
+  const jobs = new Map<string, DeliveryJob>();
+  for (const r of event.Records) {
+    try {
+      jobs.set(r.messageId, JSON.parse(r.body) as DeliveryJob);
+    } catch {
+      // A body that is not a job fails alone below and ends in the DLQ.
+    }
+  }
+  // Read once per batch: the secret used to sign is never older than the batch.
+  const subscriptions = await getSubscriptions([...jobs.values()]);
+  // One processor per invocation: the local runtime runs several batches of one module at once.
+  return processPartialResponse(event, async (r: SQSRecord) => {
+    const job = jobs.get(r.messageId);
+    if (!job) throw new Error('not a delivery job');
+    await processDeliveryJob(job, subscriptions);
+  }, new BatchProcessor(EventType.SQS), { context, throwOnFullBatchFailure: false });
+};

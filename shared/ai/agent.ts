@@ -1,0 +1,113 @@
+/**
+ * The AI agent: what the `ai` queue's worker does with each inbound message.
+ *
+ * 1. Debounce: the first delivery records the message as the conversation's newest inbound and re-queues
+ *    itself for the business's debounce window; after it, only the newest inbound of the window answers,
+ *    so several messages in a row get one reply (the model sees them all in the history).
+ * 2. Decide: the contract's precedence (precedence.ts) on the global settings and the conversation, now.
+ * 3. Claim: a conditional marker per inbound message, so a redelivered job never replies twice.
+ * 4. Ask the model with the conversation's recent history, check again that nothing changed meanwhile
+ *    (a newer inbound, a human reply, a pause), and send the reply through the ordinary send path as `ai`.
+ * Provider failures and time-outs throw: the claim is released and the queue retries the message.
+ */
+import * as v from 'valibot';
+import { enqueue } from '#shared/queue/queue.ts';
+import { logger } from '#shared/log/logger.ts';
+import { aiConfig, DEFAULT_SYSTEM_PROMPT } from './config.ts';
+import { getConversationAi } from './conversation-ai.ts';
+import { toTurns, type HistoryMessage } from './history.ts';
+import { decide, type BlockReason } from './precedence.ts';
+import type { ModelProvider } from './providers/provider.ts';
+import { claimReply, latestInbound, markNewestInbound, releaseClaim, settleClaim } from './reply-state.ts';
+import { getAiSettings, type AiSettings } from './settings.ts';
+
+/** The message the upstream-events worker queues for every inbound message (the second delivery adds `phase`). */
+export const aiJobSchema = v.object({
+  businessId: v.pipe(v.string(), v.minLength(1)),
+  conversationId: v.pipe(v.string(), v.minLength(1)),
+  messageId: v.pipe(v.string(), v.minLength(1)),
+  receivedAt: v.optional(v.union([v.string(), v.number()])),
+  phase: v.optional(v.literal('answer')),
+});
+export type AiJob = v.InferOutput<typeof aiJobSchema>;
+
+/** What the agent needs from the conversations and messages areas and from the model. */
+export interface AgentPorts {
+  /** The customer's number to reply to; undefined when the conversation is gone. */
+  recipient(businessId: string, conversationId: string): Promise<string | undefined>;
+  /** Recent messages of the conversation, oldest first, including the triggering inbound message. */
+  history(businessId: string, conversationId: string, triggerMessageId: string, limit: number): Promise<HistoryMessage[]>;
+  /** Sends through the ordinary send path, marked as sent by the AI; `sent` false when the upstream refused it. */
+  send(businessId: string, conversationId: string, to: string, text: string): Promise<{ sent: boolean; messageId?: string; error?: string }>;
+  provider(): ModelProvider;
+}
+
+export type AgentOutcome = 'debounced' | 'superseded' | `blocked:${BlockReason}` | 'duplicate' | 'nothing_to_answer' | 'replied' | 'send_failed';
+
+const toIso = (value: string | number | undefined, fallback: Date): string => {
+  if (value === undefined) return fallback.toISOString();
+  const ms = typeof value === 'number' ? (value < 1e12 ? value * 1000 : value) : /^\d+$/.test(value) ? Number(value) * (value.length <= 10 ? 1000 : 1) : Date.parse(value);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : fallback.toISOString();
+};
+
+async function blockedBy(job: AiJob, settings: AiSettings, now: Date): Promise<BlockReason | 'no_conversation' | undefined> {
+  const conversation = await getConversationAi(job.businessId, job.conversationId);
+  if (!conversation) return 'no_conversation';
+  const decision = decide({ enabled: settings.enabled, pausedUntil: settings.pausedUntil }, conversation, now);
+  return decision.answer ? undefined : decision.blockedBy;
+}
+
+export async function handleAiJob(job: AiJob, ports: AgentPorts, clock: () => Date = () => new Date()): Promise<AgentOutcome> {
+  const settings = await getAiSettings(job.businessId);
+  if (job.phase !== 'answer') {
+    const receivedAt = toIso(job.receivedAt, clock());
+    if (!(await markNewestInbound(job.businessId, job.conversationId, job.messageId, receivedAt))) return 'superseded';
+    if (settings.debounceSeconds > 0) {
+      await enqueue('ai', { ...job, receivedAt, phase: 'answer' }, { delaySeconds: settings.debounceSeconds });
+      return 'debounced';
+    }
+  }
+  return answer(job, settings, ports, clock);
+}
+
+async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock: () => Date): Promise<AgentOutcome> {
+  const { businessId, conversationId, messageId } = job;
+  if ((await latestInbound(businessId, conversationId)) !== messageId) return 'superseded';
+  const blocked = await blockedBy(job, settings, clock());
+  if (blocked === 'no_conversation') return 'nothing_to_answer';
+  if (blocked) return `blocked:${blocked}`;
+
+  const claim = await claimReply(businessId, conversationId, messageId, clock());
+  if (!claim) return 'duplicate';
+  let result: Awaited<ReturnType<AgentPorts['send']>>;
+  try {
+    const to = await ports.recipient(businessId, conversationId);
+    const turns = to ? toTurns(await ports.history(businessId, conversationId, messageId, aiConfig.historyLimit), aiConfig.historyLimit) : [];
+    if (!to || turns.length === 0) {
+      await settleClaim(businessId, claim, 'skipped', { reason: 'nothing_to_answer' });
+      return 'nothing_to_answer';
+    }
+    const text = await ports.provider().complete({ system: settings.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, turns, model: settings.model ?? aiConfig.model });
+
+    // The model took a while: a newer message, a human reply or a pause may have come in meanwhile.
+    if ((await latestInbound(businessId, conversationId)) !== messageId) {
+      await settleClaim(businessId, claim, 'skipped', { reason: 'superseded' });
+      return 'superseded';
+    }
+    const nowBlocked = await blockedBy(job, await getAiSettings(businessId), clock());
+    if (nowBlocked) {
+      await settleClaim(businessId, claim, 'skipped', { reason: nowBlocked });
+      return nowBlocked === 'no_conversation' ? 'nothing_to_answer' : `blocked:${nowBlocked}`;
+    }
+
+    result = await ports.send(businessId, conversationId, to, text);
+  } catch (err) {
+    await releaseClaim(businessId, claim).catch(() => undefined);
+    throw err;
+  }
+  // Sent: from here on nothing may throw, or a retry could reply a second time.
+  await settleClaim(businessId, claim, result.sent ? 'replied' : 'failed', { sentMessageId: result.messageId, error: result.error })
+    .catch((err) => logger.error('could not settle the AI reply marker', { businessId, messageId, error: err as Error }));
+  if (!result.sent) logger.warn('AI reply refused upstream', { businessId, conversationId, error: result.error });
+  return result.sent ? 'replied' : 'send_failed';
+}

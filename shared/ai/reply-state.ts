@@ -1,0 +1,109 @@
+/**
+ * The AI worker's own items: the newest inbound message of each conversation (debounce: only the newest one
+ * is answered) and one reply marker per inbound message (never two replies to the same inbound, even when
+ * the queue delivers its job twice).
+ *
+ * A marker is first a claim (`pending`, with a lease shorter than the queue's visibility timeout), then
+ * `replied`, `skipped` or `failed`. A delivery that fails before replying releases its claim so the queue's
+ * retry can take it; one that dies without releasing leaves a claim that expires with its lease.
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import { aiConfig } from './config.ts';
+
+const MARKER_TTL_SECONDS = 14 * 24 * 3600;
+
+const conditionFailed = (err: unknown) => err instanceof ConditionalCheckFailedException;
+
+/**
+ * Records `messageId` as the newest inbound of the conversation unless a later one is already recorded.
+ * Returns false when a later message superseded it (its own job will answer).
+ */
+export async function markNewestInbound(businessId: string, conversationId: string, messageId: string, receivedAt: string): Promise<boolean> {
+  try {
+    await db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.aiConversation(businessId, conversationId),
+      UpdateExpression: 'SET #type = :type, latestMessageId = :m, latestAt = :r',
+      ConditionExpression: 'attribute_not_exists(latestAt) OR latestAt <= :r',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':type': 'aiConversation', ':m': messageId, ':r': receivedAt },
+    }));
+    return true;
+  } catch (err) {
+    if (conditionFailed(err)) return false;
+    throw err;
+  }
+}
+
+export async function latestInbound(businessId: string, conversationId: string): Promise<string | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.aiConversation(businessId, conversationId), ConsistentRead: true }));
+  return Item?.latestMessageId as string | undefined;
+}
+
+export interface Claim {
+  messageId: string;
+  claimedAt: string;
+}
+
+/** Takes the right to answer `messageId`; undefined when it was answered already or another delivery holds it. */
+export async function claimReply(businessId: string, conversationId: string, messageId: string, now: Date): Promise<Claim | undefined> {
+  const claimedAt = now.toISOString();
+  const leaseCutoff = new Date(now.getTime() - aiConfig.claimLeaseSeconds * 1000).toISOString();
+  try {
+    await db.send(new PutCommand({
+      TableName: table(),
+      Item: {
+        ...keys.aiReply(businessId, messageId),
+        type: 'aiReply',
+        conversationId,
+        messageId,
+        status: 'pending',
+        claimedAt,
+        ttl: Math.floor(now.getTime() / 1000) + MARKER_TTL_SECONDS,
+      },
+      ConditionExpression: 'attribute_not_exists(pk) OR (#status = :pending AND claimedAt < :cutoff)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':pending': 'pending', ':cutoff': leaseCutoff },
+    }));
+    return { messageId, claimedAt };
+  } catch (err) {
+    if (conditionFailed(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Gives the claim back so that a retry may answer (only if it is still ours). */
+export async function releaseClaim(businessId: string, claim: Claim): Promise<void> {
+  try {
+    await db.send(new DeleteCommand({
+      TableName: table(),
+      Key: keys.aiReply(businessId, claim.messageId),
+      ConditionExpression: '#status = :pending AND claimedAt = :c',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':pending': 'pending', ':c': claim.claimedAt },
+    }));
+  } catch (err) {
+    if (!conditionFailed(err)) throw err;
+  }
+}
+
+export type ClaimOutcome = 'replied' | 'skipped' | 'failed';
+
+/** Settles the claim for good: this inbound message is never answered again. */
+export async function settleClaim(businessId: string, claim: Claim, outcome: ClaimOutcome, details: Record<string, unknown> = {}): Promise<void> {
+  await db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.aiReply(businessId, claim.messageId),
+    UpdateExpression: 'SET #status = :s, settledAt = :at, details = :d',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':s': outcome, ':at': new Date().toISOString(), ':d': details },
+  }));
+}
+
+export async function replyMarker(businessId: string, messageId: string): Promise<Record<string, unknown> | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.aiReply(businessId, messageId), ConsistentRead: true }));
+  return Item;
+}

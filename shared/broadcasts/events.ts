@@ -1,0 +1,18 @@
+/** The broadcast events of the contract, with their payloads (the contract shows none: these are ours). */
+import { newEvent } from '#shared/events/outbox.ts';
+import type { Broadcast, BroadcastError, Counts } from './model.ts';
+
+const base = (b: Broadcast) => ({ broadcast_id: b.id, name: b.name, audience: b.audience, template: templateName(b) });
+
+const templateName = (b: Broadcast): string | null =>
+  (typeof b.template.templateName === 'string' ? b.template.templateName : (b.template.template as { name?: string } | undefined)?.name) ?? null;
+
+/** Sending starts: the audience is frozen. */
+export const broadcastSent = (b: Broadcast, counts: Counts, startedAt: string) =>
+  newEvent(b.businessId, 'broadcast.sent', { ...base(b), status: 'running', recipients: counts.total, skipped: counts.skipped, started_at: startedAt });
+
+export const broadcastCompleted = (b: Broadcast, counts: Counts, completedAt: string) =>
+  newEvent(b.businessId, 'broadcast.completed', { ...base(b), status: 'completed', counts, started_at: b.started_at, completed_at: completedAt });
+
+export const broadcastFailed = (b: Broadcast, error: BroadcastError, counts: Counts, failedAt: string) =>
+  newEvent(b.businessId, 'broadcast.failed', { ...base(b), status: 'failed', error, counts, failed_at: failedAt });

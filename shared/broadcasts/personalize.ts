@@ -1,0 +1,52 @@
+/**
+ * Per-recipient template parameters from contact fields: `{{contact.name}}`, `{{contact.first_name}}`,
+ * `{{contact.phone_number}}`, `{{contact.email}}`, `{{custom_fields.city}}` (also `{{contact.custom_fields.city}}`),
+ * with an optional fallback after a bar: `{{contact.name|cliente}}`. Placeholders that name no contact field
+ * (e.g. the template's own `{{1}}`) are left as they are.
+ *
+ * A placeholder whose value is empty and has no fallback makes the recipient skipped (`missing_parameter`):
+ * the upstream rejects empty parameters, and a half-filled greeting is worse than no message.
+ */
+import type { Contact } from '#shared/contacts/model.ts';
+
+const TOKEN = /\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(?:\|([^}]*))?\}\}/g;
+
+export class MissingParameter extends Error {
+  constructor(readonly placeholder: string) {
+    super(`contact has no value for {{${placeholder}}}`);
+  }
+}
+
+const CONTACT_FIELDS = new Set(['id', 'name', 'first_name', 'phone_number', 'email']);
+
+/** The value a placeholder path names; `known` false when the path names no contact field at all. */
+function lookup(path: string, contact: Contact): { known: boolean; value: unknown } {
+  const prefixed = path.startsWith('contact.');
+  const field = prefixed ? path.slice('contact.'.length) : path;
+  if (field.startsWith('custom_fields.')) return { known: true, value: contact.custom_fields?.[field.slice('custom_fields.'.length)] };
+  // A bare `{{id}}` is too likely to be something else; the contact id needs the `contact.` prefix.
+  if (!CONTACT_FIELDS.has(field) || (field === 'id' && !prefixed)) return { known: false, value: undefined };
+  if (field === 'first_name') return { known: true, value: contact.name?.trim().split(/\s+/)[0] };
+  return { known: true, value: (contact as unknown as Record<string, unknown>)[field] };
+}
+
+export function renderText(text: string, contact: Contact): string {
+  return text.replace(TOKEN, (whole, path: string, fallback: string | undefined) => {
+    const { known, value } = lookup(path, contact);
+    if (!known) return whole;
+    const s = value === null || value === undefined ? '' : String(value).trim();
+    if (s !== '') return s;
+    if (fallback !== undefined && fallback.trim() !== '') return fallback.trim();
+    throw new MissingParameter(path);
+  });
+}
+
+/** A deep copy of `value` with every string rendered for `contact`. Throws MissingParameter. */
+export function personalize<T>(value: T, contact: Contact): T {
+  if (typeof value === 'string') return renderText(value, contact) as T;
+  if (Array.isArray(value)) return value.map((v) => personalize(v, contact)) as T;
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, personalize(v, contact)])) as T;
+  }
+  return value;
+}

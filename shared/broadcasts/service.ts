@@ -1,0 +1,145 @@
+/**
+ * The rules of broadcasts as the API sees them: create (validate, store, schedule or start), read, list,
+ * recipients, cancel. Sending itself is the worker's (runner.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { ApiError, badRequest, notFound, validationError, type FieldErrors } from '#shared/http/errors.ts';
+import { decodeCursor, encodeCursor } from '#shared/http/schemas.ts';
+import { parseSendRequest } from '#shared/messages/schemas.ts';
+import { getSegment } from '#shared/segments/repository.ts';
+import { commit } from '#shared/events/outbox.ts';
+import { enqueue } from '#shared/queue/queue.ts';
+import { keys } from '#shared/store/keys.ts';
+import {
+  broadcastCreateItems, getBroadcast, listBroadcasts, listRecipients, transition, updateUsageStatus,
+} from './repository.ts';
+import { cancelStart, scheduleStart } from './scheduler.ts';
+import { broadcastSettings } from './settings.ts';
+import { broadcastView, recipientView, type Broadcast, type RecipientStatus, type TemplateRequest } from './model.ts';
+import type { CreateBroadcastInput } from './schemas.ts';
+import type { BroadcastMessage } from './messages.ts';
+
+const TEMPLATE_FIELDS = ['templateName', 'template_parameters', 'language', 'header_media', 'allowButtonIdOverride', 'template'] as const;
+/** Stands in for the recipient while the template is validated like a send. */
+const PLACEHOLDER_TO = '+10000000000';
+
+function templateOf(input: CreateBroadcastInput): TemplateRequest {
+  const raw: Record<string, unknown> = { type: 'template' };
+  for (const f of TEMPLATE_FIELDS) if (input[f] !== undefined) raw[f] = input[f];
+  if (raw.templateName === undefined && raw.template === undefined) {
+    throw validationError({ templateName: ['a template is required: templateName (shortcut) or a template object'] }, 'A broadcast needs a template');
+  }
+  const { to: _to, ...parsed } = parseSendRequest({ ...raw, to: PLACEHOLDER_TO });
+  return parsed as TemplateRequest;
+}
+
+function audienceOf(input: CreateBroadcastInput): { segmentId?: string; contactIds?: string[] } {
+  const segmentId = input.segment_id ?? input.audience?.segment_id;
+  const contactIds = input.contact_ids ?? input.audience?.contact_ids;
+  if ((segmentId === undefined) === (contactIds === undefined)) {
+    throw validationError({ audience: ['give exactly one audience: segment_id or contact_ids'] }, 'A broadcast needs exactly one audience: segment_id or contact_ids');
+  }
+  return segmentId ? { segmentId } : { contactIds: [...new Set(contactIds)] };
+}
+
+function sendAtOf(input: CreateBroadcastInput, nowMs: number): string | null {
+  if (input.send_at === undefined || input.send_at === null) return null;
+  const errors: FieldErrors = {};
+  // ISO 8601 date-time with a time zone (Z or an offset), so that the moment is unambiguous.
+  const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
+  const at = Date.parse(input.send_at);
+  if (!iso.test(input.send_at) || Number.isNaN(at)) errors.send_at = ['send_at must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T15:00:00Z'];
+  else if (at <= nowMs) errors.send_at = ['send_at must be in the future'];
+  else if (at > nowMs + broadcastSettings.maxScheduleDays * 86_400_000) errors.send_at = [`send_at must be at most ${broadcastSettings.maxScheduleDays} days ahead`];
+  if (errors.send_at) throw validationError(errors, errors.send_at[0]);
+  return new Date(at).toISOString();
+}
+
+export async function createBroadcast(businessId: string, input: CreateBroadcastInput) {
+  const nowMs = Date.now();
+  const template = templateOf(input);
+  const { segmentId, contactIds } = audienceOf(input);
+  const sendAt = sendAtOf(input, nowMs);
+  let audience: Broadcast['audience'];
+  if (segmentId) {
+    const segment = await getSegment(businessId, segmentId);
+    if (!segment) throw validationError({ segment_id: ['segment not found'] }, 'The segment does not exist in this business');
+    audience = { type: 'segment', segment_id: segmentId, segment_type: segment.segmentType };
+  } else {
+    audience = { type: 'contacts', contact_count: contactIds!.length };
+  }
+  const now = new Date(nowMs).toISOString();
+  const b: Broadcast = {
+    id: randomUUID(),
+    businessId,
+    name: input.name,
+    status: sendAt ? 'scheduled' : 'running',
+    template,
+    audience,
+    send_at: sendAt,
+    created_at: now,
+    updated_at: now,
+    started_at: null,
+    completed_at: null,
+    cancelled_at: null,
+    failed_at: null,
+    error: null,
+    pace_per_minute: broadcastSettings.pacePerMinute,
+    counts: { total: 0, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 0, cancelled: 0 },
+  };
+  // Schedule before storing: a schedule that fires for a broadcast that was never stored does nothing.
+  if (sendAt) await scheduleStart(businessId, b.id, new Date(sendAt));
+  await commit(broadcastCreateItems(b, contactIds));
+  if (!sendAt) await enqueue('broadcasts', { type: 'start', businessId, broadcastId: b.id } satisfies BroadcastMessage);
+  return broadcastView(b);
+}
+
+async function mustGet(businessId: string, id: string): Promise<Broadcast> {
+  const b = await getBroadcast(businessId, id);
+  if (!b) throw notFound('Broadcast not found');
+  return b;
+}
+
+export const getBroadcastView = async (businessId: string, id: string) => broadcastView(await mustGet(businessId, id));
+
+const badCursor = () => badRequest('validation_error', 'cursor is not valid', { details: { cursor: ['cursor is not valid'] } });
+
+export async function listBroadcastViews(businessId: string, q: { limit: number; cursor?: string; status?: string }) {
+  const start = decodeCursor(q.cursor);
+  if (q.cursor && (!start || start.pk !== keys.broadcast(businessId, '').pk || start.gsi1pk !== keys.broadcastsByRecencyPk(businessId))) throw badCursor();
+  const { items, lastKey } = await listBroadcasts(businessId, q.limit, start, q.status);
+  return { data: items.map(broadcastView), next_cursor: encodeCursor(lastKey) };
+}
+
+const RECIPIENT_FILTERS: Record<RecipientStatus, { expression: string; values: Record<string, unknown> }> = {
+  pending: { expression: '#state IN (:a, :b)', values: { ':a': 'pending', ':b': 'sending' } },
+  sent: { expression: '#state = :a AND attribute_not_exists(delivery_status)', values: { ':a': 'sent' } },
+  delivered: { expression: '#state = :a AND delivery_status = :b', values: { ':a': 'sent', ':b': 'delivered' } },
+  read: { expression: '#state = :a AND delivery_status = :b', values: { ':a': 'sent', ':b': 'read' } },
+  failed: { expression: '#state = :a', values: { ':a': 'failed' } },
+  skipped: { expression: '#state = :a', values: { ':a': 'skipped' } },
+  cancelled: { expression: '#state = :a', values: { ':a': 'cancelled' } },
+};
+
+export async function listRecipientViews(businessId: string, id: string, q: { limit: number; cursor?: string; status?: RecipientStatus; outcome?: RecipientStatus }) {
+  await mustGet(businessId, id);
+  const start = decodeCursor(q.cursor);
+  const pk = keys.broadcastRecipientsPk(businessId, id);
+  if (q.cursor && (!start || start.pk !== pk || typeof start.sk !== 'string' || !start.sk.startsWith('R#'))) throw badCursor();
+  const status = q.status ?? q.outcome;
+  const { items, lastKey } = await listRecipients(businessId, id, q.limit, start, status ? RECIPIENT_FILTERS[status] : undefined);
+  return { data: items.map(recipientView), next_cursor: encodeCursor(lastKey) };
+}
+
+export async function cancelBroadcast(businessId: string, id: string) {
+  const current = await mustGet(businessId, id);
+  const cancelled = await transition(businessId, id, ['scheduled', 'running'], 'cancelled', { cancelled_at: new Date().toISOString() });
+  if (!cancelled) {
+    const now = await mustGet(businessId, id);
+    throw new ApiError(400, { error: 'invalid_state', message: `A ${now.status} broadcast cannot be cancelled`, status: now.status });
+  }
+  // A running broadcast's worker sees the status within a second and stops; what has not gone out is marked cancelled.
+  if (current.status === 'scheduled') await cancelStart(id);
+  await updateUsageStatus(cancelled, 'cancelled');
+  return broadcastView(cancelled);
+}

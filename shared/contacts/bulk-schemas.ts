@@ -1,0 +1,44 @@
+/**
+ * `POST /contacts/v1/bulk` request shapes. The envelope is checked up front (400 validation_error); each
+ * contact of `contacts` is checked on its own, so one bad item fails only itself.
+ */
+import * as v from 'valibot';
+import { uuid } from '#shared/http/schemas.ts';
+import { customFields, email, name, tagList } from './schemas.ts';
+
+export const MAX_BULK_CONTACTS = 100;
+
+export const BULK_OPERATIONS = ['create', 'update', 'delete', 'add_tags', 'remove_tags', 'set_funnel_stage'] as const;
+export type BulkOperation = (typeof BULK_OPERATIONS)[number];
+
+export const bulkBody = v.object({
+  operation: v.picklist(BULK_OPERATIONS, `must be one of ${BULK_OPERATIONS.join(', ')}`),
+  contacts: v.optional(v.pipe(v.array(v.unknown(), 'must be an array of objects'), v.minLength(1, 'must not be empty'), v.maxLength(MAX_BULK_CONTACTS, `at most ${MAX_BULK_CONTACTS} contacts per request`))),
+  contact_ids: v.optional(v.pipe(v.array(v.string('must be strings'), 'must be an array of contact ids'), v.minLength(1, 'must not be empty'), v.maxLength(MAX_BULK_CONTACTS, `at most ${MAX_BULK_CONTACTS} contact ids per request`))),
+  tags: v.optional(v.pipe(tagList, v.minLength(1, 'must not be empty'))),
+  funnel_stage_id: v.optional(v.nullable(uuid())),
+});
+
+export type BulkBody = v.InferOutput<typeof bulkBody>;
+
+export const bulkCreateItem = v.object({
+  phone_number: v.string('is required'),
+  name: v.optional(name),
+  email: v.optional(email),
+  tags: v.optional(tagList),
+  custom_fields: v.optional(customFields),
+});
+
+export const bulkUpdateItem = v.object({
+  id: uuid(),
+  name: v.optional(name),
+  email: v.optional(email),
+  tags: v.optional(tagList),
+  add_tags: v.optional(tagList),
+  remove_tags: v.optional(tagList),
+  custom_fields: v.optional(customFields),
+  opted_out: v.optional(v.boolean()),
+});
+
+/** Which list each operation works on. */
+export const listOf = (op: BulkOperation): 'contacts' | 'contact_ids' => (op === 'create' || op === 'update' ? 'contacts' : 'contact_ids');

@@ -1,0 +1,198 @@
+/**
+ * Contact items in the table.
+ *
+ * - `CONTACT#{id}`: the record, a `version` for optimistic concurrency, and (unless deleted) the filter
+ *   projection `spk/ssk/proj` that segment counts read from the sparse `shard` index. Every write is a full Put
+ *   conditioned on the version it read, so the projection always matches the record it was computed from.
+ * - `CPHONE#{e164}`: the unique phone claim `{ contactId }`, created with `attribute_not_exists` in the same
+ *   transaction as the contact; a soft delete releases it so the number can be used again.
+ */
+import { randomUUID } from 'node:crypto';
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import { commit, type TransactItem } from '#shared/events/outbox.ts';
+import { projectionAttributes } from '#shared/contacts/filters/projection.ts';
+import type { Contact } from './model.ts';
+import { normalizePhone } from './phone.ts';
+import { contactCreated } from './events.ts';
+import { cancellationCodes, optimistic, RetryableConflict } from './transact.ts';
+
+export interface StoredContact {
+  contact: Contact;
+  version: number;
+}
+
+export const toContact = (item: Record<string, any>): Contact => ({
+  id: item.id,
+  phone_number: item.phone_number,
+  name: item.name ?? null,
+  email: item.email ?? null,
+  tags: item.tags ?? [],
+  custom_fields: item.custom_fields ?? {},
+  assigned_agent_id: item.assigned_agent_id ?? null,
+  funnel_stage_id: item.funnel_stage_id ?? null,
+  origin: item.origin ?? 'api',
+  opted_out: Boolean(item.opted_out),
+  created_at: item.created_at,
+  updated_at: item.updated_at,
+  last_contact_at: item.last_contact_at ?? null,
+  deleted_at: item.deleted_at ?? null,
+});
+
+const toStored = (item: Record<string, any>): StoredContact => ({ contact: toContact(item), version: Number(item.version ?? 0) });
+
+export function newContact(fields: Partial<Contact> & { phone_number: string }, now = new Date().toISOString()): Contact {
+  return {
+    id: randomUUID(),
+    phone_number: fields.phone_number,
+    name: fields.name ?? null,
+    email: fields.email ?? null,
+    tags: fields.tags ?? [],
+    custom_fields: fields.custom_fields ?? {},
+    assigned_agent_id: fields.assigned_agent_id ?? null,
+    funnel_stage_id: fields.funnel_stage_id ?? null,
+    origin: fields.origin ?? 'api',
+    opted_out: fields.opted_out ?? false,
+    created_at: now,
+    updated_at: now,
+    last_contact_at: fields.last_contact_at ?? null,
+    deleted_at: null,
+  };
+}
+
+/**
+ * The Put of a contact record. `expectedVersion` null: a new item (must not exist); otherwise the write only
+ * lands if nobody changed the record since it was read at that version.
+ */
+export function contactPut(bid: string, contact: Contact, expectedVersion: number | null): TransactItem {
+  const version = (expectedVersion ?? 0) + 1;
+  const index = contact.deleted_at ? {} : projectionAttributes(bid, contact);
+  return {
+    Put: {
+      TableName: table(),
+      Item: { ...keys.contact(bid, contact.id), type: 'contact', businessId: bid, version, ...contact, ...index },
+      ConditionExpression: expectedVersion === null ? 'attribute_not_exists(pk)' : '#v = :v',
+      ...(expectedVersion === null ? {} : { ExpressionAttributeNames: { '#v': 'version' }, ExpressionAttributeValues: { ':v': expectedVersion } }),
+    },
+  };
+}
+
+export const phoneClaim = (bid: string, phone: string, contactId: string): TransactItem => ({
+  Put: {
+    TableName: table(),
+    Item: { ...keys.contactPhone(bid, phone), type: 'contactPhone', contactId },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
+
+export const phoneRelease = (bid: string, phone: string, contactId: string): TransactItem => ({
+  Delete: {
+    TableName: table(),
+    Key: keys.contactPhone(bid, phone),
+    ConditionExpression: 'attribute_not_exists(pk) OR contactId = :id',
+    ExpressionAttributeValues: { ':id': contactId },
+  },
+});
+
+/** The record whatever its state (deleted included), with its version. */
+export async function getStoredContact(bid: string, id: string): Promise<StoredContact | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.contact(bid, id), ConsistentRead: true }));
+  return Item ? toStored(Item) : undefined;
+}
+
+/** A live (not deleted) contact. */
+export async function getContact(bid: string, id: string): Promise<Contact | undefined> {
+  const stored = await getStoredContact(bid, id);
+  return stored && !stored.contact.deleted_at ? stored.contact : undefined;
+}
+
+export async function findContactIdByPhone(bid: string, phone: string): Promise<string | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.contactPhone(bid, phone), ConsistentRead: true }));
+  return Item?.contactId as string | undefined;
+}
+
+/** BatchGetItem in chunks of 100, retrying unprocessed keys. */
+async function batchGet(keyList: { pk: string; sk: string }[]): Promise<Record<string, any>[]> {
+  const out: Record<string, any>[] = [];
+  for (let i = 0; i < keyList.length; i += 100) {
+    let pending: Record<string, any>[] | undefined = keyList.slice(i, i + 100);
+    for (let round = 0; pending && pending.length > 0; round++) {
+      const res: any = await db.send(new BatchGetCommand({ RequestItems: { [table()]: { Keys: pending, ConsistentRead: true } } }));
+      out.push(...(res.Responses?.[table()] ?? []));
+      pending = res.UnprocessedKeys?.[table()]?.Keys as Record<string, any>[] | undefined;
+      if (pending?.length) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** round)));
+    }
+  }
+  return out;
+}
+
+export async function batchGetContacts(bid: string, ids: string[]): Promise<Map<string, StoredContact>> {
+  const items = await batchGet([...new Set(ids)].map((id) => keys.contact(bid, id)));
+  return new Map(items.map((it) => [it.id as string, toStored(it)]));
+}
+
+/** phone → contactId for the phones already claimed. */
+export async function batchGetPhoneClaims(bid: string, phones: string[]): Promise<Map<string, string>> {
+  const items = await batchGet([...new Set(phones)].map((p) => keys.contactPhone(bid, p)));
+  const prefix = 'CPHONE#';
+  return new Map(items.map((it) => [(it.sk as string).slice(prefix.length), it.contactId as string]));
+}
+
+/** One page of contact items of a business in id order, deleted ones included (callers filter). */
+export async function queryContactItems(bid: string, startKey: Record<string, unknown> | undefined, limit: number) {
+  const { pk, skPrefix } = keys.contactPrefix(bid);
+  const page = await db.send(new QueryCommand({
+    TableName: table(),
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+    ExclusiveStartKey: startKey,
+    Limit: limit,
+  }));
+  return { items: (page.Items ?? []).map(toContact), lastKey: page.LastEvaluatedKey };
+}
+
+/**
+ * The contact of a phone number, created (origin `inbound` unless told) when there is none. Race-safe: two
+ * concurrent calls for one number create one contact, the loser reads the winner's. Emits `contact.created`.
+ */
+export async function findOrCreateContactByPhone(
+  businessId: string,
+  phoneE164: string,
+  opts: { origin?: string; name?: string } = {},
+): Promise<{ contact: Contact; created: boolean }> {
+  const phone = normalizePhone(phoneE164) ?? `+${phoneE164.replace(/\D/g, '')}`;
+  return optimistic(async () => {
+    const existingId = await findContactIdByPhone(businessId, phone);
+    if (existingId) {
+      const existing = await getContact(businessId, existingId);
+      if (existing) return { contact: existing, created: false };
+      throw new RetryableConflict('phone claim without a live contact');
+    }
+    const contact = newContact({ phone_number: phone, name: opts.name ?? null, origin: opts.origin ?? 'inbound' });
+    try {
+      await commit([contactPut(businessId, contact, null), phoneClaim(businessId, phone, contact.id)], [contactCreated(businessId, contact)]);
+    } catch (err) {
+      if (cancellationCodes(err)) throw new RetryableConflict('phone claimed concurrently');
+      throw err;
+    }
+    return { contact, created: true };
+  });
+}
+
+/** Records a message in either direction: last_contact_at moves forward only (no event: activity is not an edit). */
+export async function recordContactActivity(businessId: string, contactId: string, atIso: string): Promise<void> {
+  await optimistic(async () => {
+    const stored = await getStoredContact(businessId, contactId);
+    if (!stored || stored.contact.deleted_at) return;
+    const current = stored.contact.last_contact_at;
+    if (current && current >= atIso) return;
+    const next: Contact = { ...stored.contact, last_contact_at: atIso };
+    try {
+      await commit([contactPut(businessId, next, stored.version)]);
+    } catch (err) {
+      if (cancellationCodes(err)) throw new RetryableConflict();
+      throw err;
+    }
+  });
+}

@@ -1,0 +1,80 @@
+/**
+ * Request shapes of the contact endpoints (valibot). Phone numbers are checked by the service (they are
+ * normalised to E.164 there); everything else is checked here.
+ */
+import * as v from 'valibot';
+import { pageQuery, uuid } from '#shared/http/schemas.ts';
+import { notFound, validationError, type ApiError, type FieldErrors } from '#shared/http/errors.ts';
+import { summarize } from '#shared/http/validation.ts';
+
+export const MAX_TAGS = 100;
+export const MAX_CUSTOM_FIELDS = 100;
+
+export const tag = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(100, 'at most 100 characters'));
+export const tagList = v.pipe(v.array(tag, 'must be an array of strings'), v.maxLength(MAX_TAGS, `at most ${MAX_TAGS} tags`));
+
+export const name = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v.maxLength(200, 'at most 200 characters')));
+export const email = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v.toLowerCase(), v.maxLength(254, 'at most 254 characters'), v.email('must be a valid email address')));
+
+/** An object of scalars: nested objects and arrays are refused so that filters can compare values. */
+export const customFields = v.pipe(
+  v.record(
+    v.pipe(v.string(), v.minLength(1, 'keys must not be empty'), v.maxLength(100, 'keys have at most 100 characters')),
+    v.union([v.pipe(v.string(), v.maxLength(2000)), v.number(), v.boolean(), v.null()], 'values must be strings, numbers, booleans or null'),
+    'must be an object of scalar values',
+  ),
+  v.check((o) => Object.keys(o).length <= MAX_CUSTOM_FIELDS, `at most ${MAX_CUSTOM_FIELDS} fields`),
+);
+
+const phone = v.pipe(v.string('must be a string'), v.minLength(1, 'is required'), v.maxLength(40, 'at most 40 characters'));
+
+export const createContactBody = v.object({
+  phone_number: phone,
+  name: v.optional(name),
+  email: v.optional(email),
+  tags: v.optional(tagList),
+  custom_fields: v.optional(customFields),
+  assigned_agent_id: v.optional(v.nullable(uuid())),
+  funnel_stage_id: v.optional(v.nullable(uuid())),
+  opted_out: v.optional(v.boolean('must be a boolean')),
+});
+
+export const updateContactBody = v.object({
+  phone_number: v.optional(phone),
+  name: v.optional(name),
+  email: v.optional(email),
+  tags: v.optional(tagList),
+  add_tags: v.optional(tagList),
+  remove_tags: v.optional(tagList),
+  /** Merged into the stored fields; a key set to null is removed. */
+  custom_fields: v.optional(customFields),
+  assigned_agent_id: v.optional(v.nullable(uuid())),
+  funnel_stage_id: v.optional(v.nullable(uuid())),
+  opted_out: v.optional(v.boolean('must be a boolean')),
+});
+
+export type CreateContactInput = v.InferOutput<typeof createContactBody> & { origin?: string };
+export type UpdateContactInput = v.InferOutput<typeof updateContactBody>;
+
+/** Tags compared case-insensitively; the first spelling wins. */
+export const dedupeTags = (tags: string[]): string[] => {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const t of tags) {
+    const key = t.trim().toLowerCase();
+    if (!key || seen.has(key)) continue;
+    seen.add(key);
+    out.push(t.trim());
+  }
+  return out;
+};
+
+/** Path ids that are not UUIDs name no contact: 404, like any unknown id. */
+export const contactInvalid = (details: FieldErrors, where: 'body' | 'query' | 'params'): ApiError =>
+  where === 'params' ? notFound('Contact not found') : validationError(details, `Invalid ${where}: ${summarize(details)}`);
+
+export const listContactsQuery = v.object({
+  ...pageQuery(100, 20).entries,
+  search: v.optional(v.pipe(v.string(), v.maxLength(200, 'at most 200 characters'))),
+  filters: v.optional(v.pipe(v.string(), v.maxLength(8000, 'at most 8000 characters'))),
+});

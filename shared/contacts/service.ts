@@ -1,0 +1,230 @@
+/**
+ * The contact rules: E.164 phone numbers unique per business, validated emails, deduplicated tags,
+ * custom fields of scalars, soft delete, agent assignment through the open conversation, exact stage
+ * counts, and the contact events, each written in the transaction of the change it reports.
+ */
+import { commit, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
+import { badRequest, conflict, notFound, validationError } from '#shared/http/errors.ts';
+import { decodeCursor, encodeCursor } from '#shared/http/schemas.ts';
+import { keys } from '#shared/store/keys.ts';
+import { getStage, stageCountItems } from '#shared/funnel/repository.ts';
+import { contactStageChanged } from '#shared/funnel/events.ts';
+import type { Contact } from './model.ts';
+import { normalizePhone } from './phone.ts';
+import { contactPut, findContactIdByPhone, getStoredContact, newContact, phoneClaim, phoneRelease, queryContactItems } from './repository.ts';
+import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
+import { assertAgentOfBusiness, assignmentChange } from './assignment.ts';
+import { cancellationCodes, optimistic, RetryableConflict } from './transact.ts';
+import { dedupeTags, type CreateContactInput, type UpdateContactInput } from './schemas.ts';
+import { contactMatcher } from './search.ts';
+
+export const contactNotFound = () => notFound('Contact not found');
+
+export const invalidPhone = () =>
+  validationError({ phone_number: ['must be a phone number in international format, e.g. +5215512345678'] }, 'Invalid phone_number');
+
+export const duplicateContact = (existingId: string) =>
+  conflict('duplicate_contact', 'A contact with this phone number already exists', { existing_contact_id: existingId });
+
+const unknownStage = () => validationError({ funnel_stage_id: ['No funnel stage with this id in your funnel'] }, 'Unknown funnel_stage_id');
+
+const dropNulls = (o: Record<string, string | number | boolean | null>) => Object.fromEntries(Object.entries(o).filter(([, val]) => val !== null));
+
+/** Items of a transaction with labels, so that a cancellation can say which condition failed. */
+class Tx {
+  items: TransactItem[] = [];
+  labels: string[] = [];
+  add(label: string, ...items: TransactItem[]) {
+    for (const it of items) {
+      this.items.push(it);
+      this.labels.push(label);
+    }
+  }
+  failed(err: unknown): Set<string> | undefined {
+    const codes = cancellationCodes(err);
+    if (!codes) return undefined;
+    return new Set(codes.flatMap((c, i) => (c === 'ConditionalCheckFailed' ? [this.labels[i]] : [])));
+  }
+}
+
+export async function createContact(bid: string, input: CreateContactInput): Promise<Contact> {
+  const phone = normalizePhone(input.phone_number);
+  if (!phone) throw invalidPhone();
+  if (input.assigned_agent_id) await assertAgentOfBusiness(bid, input.assigned_agent_id);
+  if (input.funnel_stage_id && !(await getStage(bid, input.funnel_stage_id))) throw unknownStage();
+  return optimistic(async () => {
+    const existing = await findContactIdByPhone(bid, phone);
+    if (existing) throw duplicateContact(existing);
+    const contact = newContact({
+      phone_number: phone,
+      name: input.name || null,
+      email: input.email || null,
+      tags: dedupeTags(input.tags ?? []),
+      custom_fields: dropNulls(input.custom_fields ?? {}),
+      assigned_agent_id: input.assigned_agent_id ?? null,
+      funnel_stage_id: input.funnel_stage_id ?? null,
+      opted_out: input.opted_out ?? false,
+      origin: input.origin ?? 'api',
+    });
+    const tx = new Tx();
+    tx.add('contact', contactPut(bid, contact, null));
+    tx.add('phone', phoneClaim(bid, phone, contact.id));
+    tx.add('stage', ...stageCountItems(bid, [{ from: null, to: contact.funnel_stage_id }]).items);
+    try {
+      await commit(tx.items, [contactCreated(bid, contact)]);
+    } catch (err) {
+      const failed = tx.failed(err);
+      if (!failed) throw err;
+      if (failed.has('stage')) throw unknownStage();
+      // A concurrent create won the number: the next attempt answers 409 with its id.
+      throw new RetryableConflict();
+    }
+    return contact;
+  });
+}
+
+export async function getContactOrFail(bid: string, id: string): Promise<Contact> {
+  const stored = await getStoredContact(bid, id);
+  if (!stored || stored.contact.deleted_at) throw contactNotFound();
+  return stored.contact;
+}
+
+export type FieldPatch = Pick<UpdateContactInput, 'name' | 'email' | 'opted_out' | 'tags' | 'add_tags' | 'remove_tags' | 'custom_fields'>;
+
+/** The plain field changes (no phone, stage or agent: those need items of their own). */
+export function applyFieldPatch(before: Contact, patch: FieldPatch): Contact {
+  const next: Contact = { ...before, tags: [...before.tags], custom_fields: { ...before.custom_fields } };
+  if (patch.name !== undefined) next.name = patch.name || null;
+  if (patch.email !== undefined) next.email = patch.email || null;
+  if (patch.opted_out !== undefined) next.opted_out = patch.opted_out;
+  if (patch.tags !== undefined) next.tags = dedupeTags(patch.tags);
+  if (patch.add_tags) next.tags = dedupeTags([...next.tags, ...patch.add_tags]);
+  if (patch.remove_tags) {
+    const drop = new Set(patch.remove_tags.map((t) => t.toLowerCase()));
+    next.tags = next.tags.filter((t) => !drop.has(t.toLowerCase()));
+  }
+  if (patch.custom_fields) next.custom_fields = dropNulls({ ...next.custom_fields, ...patch.custom_fields });
+  return next;
+}
+
+export async function updateContact(bid: string, id: string, patch: UpdateContactInput): Promise<Contact> {
+  let phone: string | undefined;
+  if (patch.phone_number !== undefined) {
+    phone = normalizePhone(patch.phone_number) ?? undefined;
+    if (!phone) throw invalidPhone();
+  }
+  if (patch.assigned_agent_id) await assertAgentOfBusiness(bid, patch.assigned_agent_id);
+  if (patch.funnel_stage_id && !(await getStage(bid, patch.funnel_stage_id))) throw unknownStage();
+
+  return optimistic(async () => {
+    const stored = await getStoredContact(bid, id);
+    if (!stored || stored.contact.deleted_at) throw contactNotFound();
+    const before = stored.contact;
+    const next = applyFieldPatch(before, patch);
+    if (phone !== undefined) next.phone_number = phone;
+    if (patch.assigned_agent_id !== undefined) next.assigned_agent_id = patch.assigned_agent_id;
+    if (patch.funnel_stage_id !== undefined) next.funnel_stage_id = patch.funnel_stage_id;
+
+    // Sent explicitly: the open conversation follows even when the contact already named this agent.
+    const assignment = patch.assigned_agent_id !== undefined ? await assignmentChange(bid, id, patch.assigned_agent_id) : { items: [], events: [] };
+    const changed = changedFields(before, next);
+    if (changed.length === 0 && assignment.events.length === 0) return before;
+    next.updated_at = new Date().toISOString();
+
+    const tx = new Tx();
+    tx.add('contact', contactPut(bid, next, stored.version));
+    if (next.phone_number !== before.phone_number) {
+      tx.add('phone', phoneClaim(bid, next.phone_number, id));
+      tx.add('oldPhone', phoneRelease(bid, before.phone_number, id));
+    }
+    const events: DomainEvent[] = [];
+    if (changed.length > 0) events.push(contactUpdated(bid, next, changed));
+    if (next.funnel_stage_id !== before.funnel_stage_id) {
+      const [from, to] = await Promise.all([
+        before.funnel_stage_id ? getStage(bid, before.funnel_stage_id) : undefined,
+        next.funnel_stage_id ? getStage(bid, next.funnel_stage_id) : undefined,
+      ]);
+      if (next.funnel_stage_id && !to) throw unknownStage();
+      for (const item of stageCountItems(bid, [{ from: from ? from.id : null, to: next.funnel_stage_id }]).items) tx.add(item.Update?.ExpressionAttributeValues?.[':d'] === 1 ? 'stageIn' : 'stageOut', item);
+      events.push(contactStageChanged(bid, next, from ? { id: from.id, name: from.name } : null, to ? { id: to.id, name: to.name } : null, next.updated_at));
+    }
+    tx.add('assignment', ...assignment.items);
+    events.push(...assignment.events);
+    try {
+      await commit(tx.items, events);
+    } catch (err) {
+      const failed = tx.failed(err);
+      if (!failed) throw err;
+      if (failed.has('phone')) {
+        const owner = await findContactIdByPhone(bid, next.phone_number);
+        if (owner && owner !== id) throw duplicateContact(owner);
+      }
+      if (failed.has('stageIn')) throw unknownStage();
+      throw new RetryableConflict();
+    }
+    return next;
+  });
+}
+
+export async function deleteContact(bid: string, id: string): Promise<void> {
+  await optimistic(async () => {
+    const stored = await getStoredContact(bid, id);
+    if (!stored || stored.contact.deleted_at) throw contactNotFound();
+    const now = new Date().toISOString();
+    const next: Contact = { ...stored.contact, deleted_at: now, updated_at: now };
+    const from = stored.contact.funnel_stage_id ? await getStage(bid, stored.contact.funnel_stage_id) : undefined;
+    // A deleted contact is in no count: it leaves its stage's counter (its record keeps the stage id as history).
+    const items = [
+      contactPut(bid, next, stored.version),
+      phoneRelease(bid, stored.contact.phone_number, id),
+      ...stageCountItems(bid, [{ from: from ? from.id : null, to: null }]).items,
+    ];
+    await commit(items, [contactDeleted(bid, next)]).catch((err) => {
+      if (cancellationCodes(err)) throw new RetryableConflict();
+      throw err;
+    });
+  });
+}
+
+export interface ListContactsInput {
+  limit: number;
+  cursor?: string;
+  search?: string;
+  filters?: string;
+}
+
+/** Pages scanned per request when a filter skips most contacts; past it the cursor resumes the scan. */
+const MAX_FILTERED_ITEMS_SCANNED = 20_000;
+
+export async function listContacts(bid: string, input: ListContactsInput): Promise<{ contacts: Contact[]; next_cursor: string | null }> {
+  let key = decodeContactCursor(bid, input.cursor);
+  const matches = contactMatcher(input.filters, input.search);
+  const contacts: Contact[] = [];
+  let scanned = 0;
+  for (;;) {
+    const want = matches ? 500 : input.limit - contacts.length + 1;
+    const { items, lastKey } = await queryContactItems(bid, key, want);
+    scanned += items.length;
+    for (const c of items) {
+      if (c.deleted_at || (matches && !matches(c))) continue;
+      if (contacts.length === input.limit) {
+        const last = contacts[contacts.length - 1];
+        return { contacts, next_cursor: encodeCursor(keys.contact(bid, last.id)) };
+      }
+      contacts.push(c);
+    }
+    if (!lastKey) return { contacts, next_cursor: null };
+    key = lastKey;
+    if (scanned >= MAX_FILTERED_ITEMS_SCANNED) return { contacts, next_cursor: encodeCursor(lastKey) };
+  }
+}
+
+/** A cursor is a contact key of the caller's business; anything else (forged, foreign, garbled) is a 400. */
+function decodeContactCursor(bid: string, cursor: string | undefined): Record<string, unknown> | undefined {
+  if (cursor === undefined || cursor === '') return undefined;
+  const key = decodeCursor(cursor);
+  const { pk, skPrefix } = keys.contactPrefix(bid);
+  const valid = key && Object.keys(key).length === 2 && key.pk === pk && typeof key.sk === 'string' && key.sk.startsWith(skPrefix);
+  if (!valid) throw badRequest('invalid_cursor', 'The cursor is not valid for this list');
+  return key;
+}

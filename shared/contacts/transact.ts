@@ -1,0 +1,46 @@
+/**
+ * Reading why a TransactWriteItems was cancelled, and retrying optimistic read-modify-write units of work.
+ * Contacts carry a `version` and the funnel a version item; a lost race shows as a cancelled transaction
+ * (a failed version condition or a TransactionConflict) and the unit of work runs again on fresh reads.
+ */
+export type CancelCode = 'None' | 'ConditionalCheckFailed' | 'TransactionConflict' | string;
+
+/** The per-item cancellation codes, or undefined when `err` is not a cancelled transaction. */
+export function cancellationCodes(err: unknown): CancelCode[] | undefined {
+  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
+  if (e?.name !== 'TransactionCanceledException') return undefined;
+  return (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+}
+
+/** Thrown by a unit of work to ask for another attempt on fresh reads. */
+export class RetryableConflict extends Error {
+  constructor(message = 'concurrent change') {
+    super(message);
+    this.name = 'RetryableConflict';
+  }
+}
+
+const isRetryable = (err: unknown): boolean => {
+  if (err instanceof RetryableConflict) return true;
+  const codes = cancellationCodes(err);
+  if (codes) return codes.every((c) => c === 'None' || c === 'TransactionConflict' || c === 'ConditionalCheckFailed');
+  const name = (err as { name?: string })?.name;
+  return name === 'TransactionConflictException';
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `work` until it commits. `work` must turn every cancellation that is NOT a lost race into a domain error
+ * (or a RetryableConflict when it is one); anything still retryable here is retried with jittered backoff.
+ */
+export async function optimistic<T>(work: () => Promise<T>, attempts = 60): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt >= attempts || !isRetryable(err)) throw err;
+      await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
+    }
+  }
+}

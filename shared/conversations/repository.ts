@@ -1,0 +1,216 @@
+/**
+ * Conversations: one open conversation per contact (pointer item `CCONV#{contactId}`), so that every message
+ * to or from the same number lands in the same conversation and `conversationId` stays stable.
+ *
+ * The conversation item carries the 24-hour window (`lastInboundAt`), its assignment (`assignedAgentId`,
+ * copied from the contact at creation; the agent's `assigned_conversations` counter moves in the same
+ * transaction) and the AI settings the AI area reads and writes (`aiEnabled`, `aiMode`, `aiPausedUntil`).
+ */
+import { randomUUID } from 'node:crypto';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import { commit, newEvent, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
+import { getAgent } from '#shared/team/repository.ts';
+import type { Contact } from '#shared/contacts/model.ts';
+
+export const WINDOW_MS = 24 * 3600 * 1000;
+
+export interface Conversation {
+  id: string;
+  businessId: string;
+  contactId: string;
+  phoneNumber: string;
+  status: 'open';
+  assignedAgentId: string | null;
+  aiEnabled: boolean;
+  aiMode: string;
+  aiPausedUntil: string | null;
+  lastMessageAt: string | null;
+  lastInboundAt: string | null;
+  lastOutboundAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const toConversation = (item: Record<string, any>): Conversation => ({
+  id: item.id,
+  businessId: item.businessId,
+  contactId: item.contactId,
+  phoneNumber: item.phoneNumber,
+  status: 'open',
+  assignedAgentId: item.assignedAgentId ?? null,
+  aiEnabled: item.aiEnabled !== false,
+  aiMode: typeof item.aiMode === 'string' ? item.aiMode : 'auto',
+  aiPausedUntil: typeof item.aiPausedUntil === 'string' ? item.aiPausedUntil : null,
+  lastMessageAt: item.lastMessageAt ?? null,
+  lastInboundAt: item.lastInboundAt ?? null,
+  lastOutboundAt: item.lastOutboundAt ?? null,
+  createdAt: item.createdAt,
+  updatedAt: item.updatedAt,
+});
+
+/** The public view: the stored fields plus the 24-hour window they imply. */
+export const conversationView = (c: Conversation, now = Date.now()) => {
+  const { businessId: _bid, ...rest } = c;
+  const windowExpiresAt = c.lastInboundAt ? new Date(Date.parse(c.lastInboundAt) + WINDOW_MS).toISOString() : null;
+  return {
+    ...rest,
+    aiPausedUntil: c.aiPausedUntil && Date.parse(c.aiPausedUntil) > now ? c.aiPausedUntil : null,
+    windowOpen: windowExpiresAt !== null && Date.parse(windowExpiresAt) > now,
+    windowExpiresAt,
+  };
+};
+
+export async function getConversation(businessId: string, id: string): Promise<Conversation | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.conversation(businessId, id) }));
+  return Item ? toConversation(Item) : undefined;
+}
+
+export async function findOpenConversationId(businessId: string, contactId: string): Promise<string | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.openConversationOfContact(businessId, contactId), ConsistentRead: true }));
+  return Item?.conversationId as string | undefined;
+}
+
+const isConditionFailure = (err: unknown) =>
+  (err as any)?.name === 'TransactionCanceledException' || (err as any)?.name === 'ConditionalCheckFailedException';
+
+/**
+ * The contact's open conversation, created when there is none. Creation emits `conversation.created` (and
+ * `conversation.assigned` when the contact has an agent) in the same transaction; a concurrent creator
+ * loses the pointer race and reads the winner's conversation.
+ */
+export async function findOrCreateConversation(businessId: string, contact: Contact): Promise<{ conversation: Conversation; created: boolean }> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const existingId = await findOpenConversationId(businessId, contact.id);
+    if (existingId) {
+      const existing = await getConversation(businessId, existingId);
+      if (existing) return { conversation: existing, created: false };
+    }
+    const now = new Date().toISOString();
+    const agent = contact.assigned_agent_id ? await getAgent(businessId, contact.assigned_agent_id) : undefined;
+    const conversation: Conversation = {
+      id: randomUUID(),
+      businessId,
+      contactId: contact.id,
+      phoneNumber: contact.phone_number,
+      status: 'open',
+      assignedAgentId: agent ? agent.id : null,
+      aiEnabled: true,
+      aiMode: 'auto',
+      aiPausedUntil: null,
+      lastMessageAt: null,
+      lastInboundAt: null,
+      lastOutboundAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const items: TransactItem[] = [
+      {
+        Put: {
+          TableName: table(),
+          Item: { ...keys.openConversationOfContact(businessId, contact.id), type: 'openConversation', conversationId: conversation.id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Put: {
+          TableName: table(),
+          Item: { ...keys.conversation(businessId, conversation.id), ...keys.conversationByRecency(businessId, now, conversation.id), type: 'conversation', ...conversation },
+        },
+      },
+    ];
+    const events: DomainEvent[] = [
+      newEvent(businessId, 'conversation.created', {
+        conversation_id: conversation.id,
+        contact_id: contact.id,
+        phone_number: contact.phone_number,
+        assigned_agent_id: conversation.assignedAgentId,
+        created_at: now,
+      }),
+    ];
+    if (agent) {
+      items.push({
+        Update: {
+          TableName: table(),
+          Key: keys.agent(businessId, agent.id),
+          UpdateExpression: 'ADD assigned_conversations :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':one': 1 },
+        },
+      });
+      events.push(newEvent(businessId, 'conversation.assigned', {
+        conversation_id: conversation.id,
+        contact_id: contact.id,
+        agent_id: agent.id,
+        previous_agent_id: null,
+        assigned_at: now,
+      }));
+    }
+    try {
+      await commit(items, events);
+      return { conversation, created: true };
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+      // Another request created it first (or the agent vanished, or a transaction conflicted): read again.
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * (attempt + 1)));
+    }
+  }
+  throw new Error(`could not find or create the conversation of contact ${contact.id}`);
+}
+
+export interface ConversationTouch {
+  /** When the message happened (moves lastMessageAt and the recency order forward only). */
+  at: string;
+  direction: 'inbound' | 'outbound';
+  /** AI control on send. */
+  aiPausedUntil?: string;
+  aiDisable?: boolean;
+}
+
+/** The conversation's part of a message transaction: recency, the 24-hour window, AI settings from the send. */
+export function conversationTouch(current: Conversation, touch: ConversationTouch): TransactItem {
+  const now = new Date().toISOString();
+  const lastAt = current.lastMessageAt && current.lastMessageAt > touch.at ? current.lastMessageAt : touch.at;
+  const sets = ['lastMessageAt = :lastAt', 'updatedAt = :now', 'gsi1sk = :gsi1sk'];
+  const values: Record<string, unknown> = { ':lastAt': lastAt, ':now': now, ':gsi1sk': keys.conversationByRecency(current.businessId, lastAt, current.id).gsi1sk };
+  if (touch.direction === 'inbound') {
+    const lastInbound = current.lastInboundAt && current.lastInboundAt > touch.at ? current.lastInboundAt : touch.at;
+    sets.push('lastInboundAt = :in');
+    values[':in'] = lastInbound;
+  } else {
+    sets.push('lastOutboundAt = :out');
+    values[':out'] = touch.at;
+  }
+  if (touch.aiPausedUntil) {
+    sets.push('aiPausedUntil = :pause');
+    values[':pause'] = touch.aiPausedUntil;
+  }
+  if (touch.aiDisable) {
+    sets.push('aiEnabled = :false');
+    values[':false'] = false;
+  }
+  return {
+    Update: {
+      TableName: table(),
+      Key: keys.conversation(current.businessId, current.id),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/** Conversations of a business, most recent activity first. */
+export async function listConversations(businessId: string, limit: number, startKey?: Record<string, unknown>) {
+  const page = await db.send(new QueryCommand({
+    TableName: table(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.conversationsByRecencyPk(businessId) },
+    ScanIndexForward: false,
+    Limit: limit,
+    ExclusiveStartKey: startKey,
+  }));
+  return { conversations: (page.Items ?? []).map(toConversation), lastKey: page.LastEvaluatedKey };
+}

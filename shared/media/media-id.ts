@@ -1,0 +1,38 @@
+/**
+ * Media ids in sends. An id uploaded through this service is checked against its record (expired ids
+ * get a clear 400); an id the service does not know may still be the sending number's own upstream
+ * upload, which only the upstream can confirm.
+ */
+import { mediaExpired, mediaPermissionDenied } from './errors.ts';
+import { getMedia, type MediaRecord } from './repository.ts';
+import { upstreamMediaInfo } from './upstream-media.ts';
+
+export type MediaIdCheck = { known: true; record: MediaRecord } | { known: false };
+
+/** Looks the id up for the business; throws `media_expired` for an expired one. */
+export async function checkMediaId(businessId: string, mediaId: string, now = Date.now()): Promise<MediaIdCheck> {
+  const record = await getMedia(businessId, mediaId);
+  if (!record) return { known: false };
+  if (Date.parse(record.expiresAt) <= now) throw mediaExpired(mediaId, record.expiresAt);
+  return { known: true, record };
+}
+
+/**
+ * A media id the sending number may use: this business's upload (not expired), or an upstream media
+ * item of the same number. Anything else is `MEDIA_PERMISSION_DENIED` with a hint.
+ */
+export async function requireAccessibleMediaId(businessId: string, phoneNumberId: string, mediaId: string): Promise<MediaIdCheck> {
+  const check = await checkMediaId(businessId, mediaId);
+  if (check.known) {
+    if (check.record.phoneNumberId !== phoneNumberId) throw mediaPermissionDenied(mediaId);
+    return check;
+  }
+  if (await upstreamMediaInfo(phoneNumberId, mediaId)) return check;
+  throw mediaPermissionDenied(mediaId);
+}
+
+/**
+ * Whether a template header `url` is really a media id (a common mistake): upstream media ids are
+ * long digit strings; anything with a scheme or a slash is a URL.
+ */
+export const looksLikeMediaId = (value: string): boolean => /^\d{6,32}$/.test(value.trim());

@@ -1,0 +1,64 @@
+/**
+ * Completes a media send that the endpoint handed over (202 `queued`): with the worker's prepared media
+ * the message goes upstream through the normal send path (recording `sent` or `failed` with its event);
+ * a media failure records the message as failed with `message.failed`. Imported by the media worker.
+ */
+import { ApiError } from '#shared/http/errors.ts';
+import { commit, newEvent } from '#shared/events/outbox.ts';
+import { getConversation } from '#shared/conversations/repository.ts';
+import { eventData } from '#shared/messages/events.ts';
+import { getMessage, messagePut, type Message } from '#shared/messages/repository.ts';
+import { dispatchOutbound, type OutboundDraft } from '#shared/messages/send.ts';
+import { logger } from '#shared/log/logger.ts';
+import { registerMediaJobFinisher, type MediaJobOutcome, type MediaJobRecord } from './jobs.ts';
+import { applyPrepared, OUTBOUND_FINISHER } from './outbound.ts';
+
+async function finish(job: MediaJobRecord, outcome: MediaJobOutcome): Promise<void> {
+  const draft = (job.context as { draft: OutboundDraft }).draft;
+  const existing = await getMessage(draft.businessId, draft.id);
+  // A retry of this worker after the send went out must not send twice.
+  if (existing && existing.status !== 'queued') return;
+  draft.conversation = (await getConversation(draft.businessId, draft.conversation.id)) ?? draft.conversation;
+
+  if (outcome.status === 'done') {
+    applyPrepared(draft, outcome.prepared);
+    try {
+      await dispatchOutbound(draft);
+    } catch (err) {
+      // A delivery failure is already recorded as failed, with its message.failed event.
+      if (!(err instanceof ApiError)) throw err;
+    }
+    return;
+  }
+
+  const now = new Date().toISOString();
+  const body = outcome.error.body as { error?: string; message?: string; code?: string };
+  const message: Message = {
+    ...(existing ?? {
+      id: draft.id,
+      businessId: draft.businessId,
+      conversationId: draft.conversation.id,
+      contactId: draft.contactId,
+      direction: 'outbound',
+      messageType: draft.messageType,
+      wamid: null,
+      phoneNumber: draft.to,
+      waId: draft.to.replace(/\D/g, ''),
+      content: draft.payload[draft.messageType],
+      payload: draft.payload,
+      sentBy: draft.sentBy,
+      createdAt: draft.createdAt,
+    }),
+    status: 'failed',
+    failedAt: now,
+    updatedAt: now,
+    error: { code: body.code ?? String(outcome.error.status), error: body.error ?? 'media_processing_failed', message: body.message ?? 'The media file could not be prepared' },
+  } as Message;
+  await commit(
+    [messagePut(message)],
+    [newEvent(draft.businessId, 'message.failed', eventData(message, { sent_by: draft.sentBy, failed_at: now, error: message.error }))],
+  );
+  logger.info('queued media send failed', { messageId: draft.id, error: message.error?.error });
+}
+
+registerMediaJobFinisher(OUTBOUND_FINISHER, finish);

@@ -1,0 +1,127 @@
+/**
+ * The media step of the send path (shared/messages/send.ts calls it for image, video, audio, document and
+ * sticker messages): apply the contract's size and format rules to the draft, proxy a link the upstream
+ * cannot download (131052), and when the media worker needs longer than the wait budget, store the
+ * message as `queued` and answer 202 (the worker's finisher completes the send and emits its event).
+ */
+import { ApiError } from '#shared/http/errors.ts';
+import { commit } from '#shared/events/outbox.ts';
+import { messagePut, type Message } from '#shared/messages/repository.ts';
+import type { OutboundDraft } from '#shared/messages/send.ts';
+import type { Outcome } from '#shared/messages/idempotency.ts';
+import { UpstreamError } from '#shared/upstream/client.ts';
+import { isMediaType, type MediaType } from './formats.ts';
+import { prepareThroughWorker } from './jobs.ts';
+import { planAfterUpstreamError, planMediaSend, type MediaJobReason, type MediaObject, type MediaSendRequest, type PreparedMedia } from './send-media.ts';
+
+/** Sends a draft upstream; `recover` may answer an upstream error instead of recording the failure. */
+export type Dispatch = (draft: OutboundDraft, recover?: (err: UpstreamError) => Promise<Outcome | undefined>) => Promise<Outcome>;
+
+/** The finisher name the media worker knows (shared/media/outbound-finisher.ts). */
+export const OUTBOUND_FINISHER = 'outbound-message';
+
+export const isMediaDraft = (draft: OutboundDraft): boolean => isMediaType(draft.messageType);
+
+/** Puts prepared media into the draft: payload object, message type, and `metadata` after a conversion to a document. */
+export function applyPrepared(draft: OutboundDraft, prepared: PreparedMedia): void {
+  const original = draft.messageType;
+  if (prepared.type !== original) delete draft.payload[original];
+  draft.payload.type = prepared.type as OutboundDraft['payload']['type'];
+  draft.payload[prepared.type] = prepared.media;
+  draft.messageType = prepared.type;
+  if (prepared.metadata) draft.metadata = { ...(draft.metadata ?? {}), ...prepared.metadata };
+}
+
+/**
+ * The media step. `media` is the request's media object (with service extensions such as `voice`),
+ * `autoConvert` the caller's choice; `dispatch` is the send path's upstream step.
+ */
+export async function sendMediaMessage(draft: OutboundDraft, media: MediaObject, autoConvert: boolean | undefined, dispatch: Dispatch): Promise<Outcome> {
+  const request: MediaSendRequest = { type: draft.messageType as MediaType, media, autoConvert: autoConvert === true };
+  const plan = await planMediaSend(draft.businessId, request);
+  if (plan.kind === 'job') {
+    const queued = await throughWorker(draft, request, plan.reason);
+    if (queued) return queued;
+  } else {
+    applyPrepared(draft, plan.prepared);
+  }
+  if (draft.payload[draft.messageType] && (draft.payload[draft.messageType] as { link?: string }).link === undefined) return dispatch(draft);
+  return dispatch(draft, (err) => recoverLink(draft, request, err, dispatch));
+}
+
+/** Runs a media job; applies its result to the draft, or stores the message as queued and answers 202. */
+async function throughWorker(draft: OutboundDraft, request: MediaSendRequest, reason: MediaJobReason): Promise<Outcome | undefined> {
+  const result = await prepareThroughWorker({
+    businessId: draft.businessId,
+    phoneNumberId: draft.phoneNumberId,
+    reason,
+    request,
+    finisher: OUTBOUND_FINISHER,
+    context: { draft: JSON.parse(JSON.stringify(draft)) },
+  });
+  if (result.status === 'ready') {
+    applyPrepared(draft, result.prepared);
+    return undefined;
+  }
+  return storeQueued(draft);
+}
+
+/** The upstream could not fetch the link (131052) or found it too large (131053): the worker takes over. */
+async function recoverLink(draft: OutboundDraft, request: MediaSendRequest, err: UpstreamError, dispatch: Dispatch): Promise<Outcome | undefined> {
+  const plan = planAfterUpstreamError(err.code, request);
+  if (!plan || plan.kind !== 'job') return undefined;
+  try {
+    const queued = await throughWorker(draft, request, plan.reason);
+    if (queued) return queued;
+  } catch (failure) {
+    // 131053 with autoConvert off is the contract's 413; other failures of the proxy leave the upstream's answer.
+    if (failure instanceof ApiError && failure.status === 413) throw failure;
+    if (failure instanceof ApiError) return undefined;
+    throw failure;
+  }
+  return dispatch(draft);
+}
+
+async function storeQueued(draft: OutboundDraft): Promise<Outcome> {
+  const now = new Date().toISOString();
+  const message: Message = {
+    id: draft.id,
+    businessId: draft.businessId,
+    conversationId: draft.conversation.id,
+    contactId: draft.contactId,
+    direction: 'outbound',
+    messageType: draft.messageType,
+    status: 'queued',
+    wamid: null,
+    phoneNumber: draft.to,
+    waId: draft.to.replace(/\D/g, ''),
+    content: draft.payload[draft.messageType],
+    payload: draft.payload,
+    ...(draft.metadata ? { metadata: draft.metadata } : {}),
+    sentBy: draft.sentBy,
+    error: null,
+    createdAt: draft.createdAt,
+    updatedAt: now,
+  };
+  // Only if the worker has not finished it meanwhile.
+  await commit([messagePut(message, 'attribute_not_exists(pk)')]).catch((err) => {
+    if ((err as Error).name !== 'TransactionCanceledException') throw err;
+  });
+  return {
+    status: 202,
+    body: {
+      messaging_product: 'whatsapp',
+      contacts: [{ input: draft.to, wa_id: draft.to.replace(/\D/g, '') }],
+      messages: [{ id: draft.id, wamid: null }],
+      data: {
+        id: draft.id,
+        conversationId: draft.conversation.id,
+        messageType: draft.messageType,
+        direction: 'outbound',
+        status: 'queued',
+        createdAt: draft.createdAt,
+        ...(draft.metadata ? { metadata: draft.metadata } : {}),
+      },
+    },
+  };
+}

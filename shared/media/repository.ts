@@ -1,0 +1,82 @@
+/**
+ * Media items of the single table: uploaded media (keyed by the media id the client uses), presigned
+ * uploads waiting for their bytes, and media jobs (a send's proxy/conversion work and its outcome).
+ */
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import type { MediaType } from './formats.ts';
+
+const DAY = 24 * 3600 * 1000;
+/** Contract: a media id is valid for about 30 days. */
+export const MEDIA_VALIDITY_MS = 30 * DAY;
+/** Expired records stay readable a while longer, so that an expired id is told apart from an unknown one. */
+const EXPIRED_GRACE_MS = 30 * DAY;
+
+const epochSeconds = (ms: number) => Math.floor(ms / 1000);
+
+export interface MediaRecord {
+  businessId: string;
+  mediaId: string;
+  phoneNumberId: string;
+  type: MediaType;
+  mimeType: string;
+  fileSize: number;
+  filename?: string;
+  s3Key: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+export async function putMedia(record: MediaRecord): Promise<void> {
+  await db.send(new PutCommand({
+    TableName: table(),
+    Item: { ...keys.media(record.businessId, record.mediaId), ...record, type: 'media', mediaType: record.type, ttl: epochSeconds(Date.parse(record.expiresAt) + EXPIRED_GRACE_MS) },
+  }));
+}
+
+export async function getMedia(businessId: string, mediaId: string): Promise<MediaRecord | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.media(businessId, mediaId) }));
+  if (!Item) return undefined;
+  return { ...(Item as MediaRecord), type: Item.mediaType as MediaType };
+}
+
+export interface UploadRecord {
+  businessId: string;
+  uploadId: string;
+  type: MediaType;
+  mimeType: string;
+  fileSize: number;
+  filename?: string;
+  s3Key: string;
+  status: 'pending' | 'completed';
+  createdAt: string;
+  expiresAt: string;
+  /** Set once completed: completing again answers the same media. */
+  mediaId?: string;
+}
+
+export async function putUpload(record: UploadRecord): Promise<void> {
+  await db.send(new PutCommand({
+    TableName: table(),
+    Item: { ...keys.mediaUpload(record.businessId, record.uploadId), ...record, type: 'mediaUpload', mediaType: record.type, ttl: epochSeconds(Date.parse(record.expiresAt) + DAY) },
+  }));
+}
+
+export async function getUpload(businessId: string, uploadId: string): Promise<UploadRecord | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.mediaUpload(businessId, uploadId) }));
+  if (!Item) return undefined;
+  return { ...(Item as UploadRecord), type: Item.mediaType as MediaType };
+}
+
+export async function markUploadCompleted(businessId: string, uploadId: string, mediaId: string): Promise<void> {
+  await db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.mediaUpload(businessId, uploadId),
+    UpdateExpression: 'SET #s = :done, mediaId = :m',
+    ExpressionAttributeNames: { '#s': 'status' },
+    ExpressionAttributeValues: { ':done': 'completed', ':m': mediaId },
+  }));
+}
+
+export const newExpiry = (now = Date.now()) => new Date(now + MEDIA_VALIDITY_MS).toISOString();

@@ -1,0 +1,56 @@
+/**
+ * The media bucket: originals of uploads (kept so that a conversion or a re-upload never needs the
+ * client again) and the target of presigned uploads. One client per container.
+ */
+import { S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { config } from '#shared/config.ts';
+
+export const s3 = new S3Client({
+  region: config.region,
+  endpoint: config.s3Endpoint,
+  // The local emulator serves buckets by path, not by virtual host.
+  forcePathStyle: Boolean(config.s3Endpoint),
+  // The local emulator (s3rver) knows only its own fixed key pair.
+  ...(config.s3Endpoint ? { credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {}),
+});
+
+const bucket = () => config.mediaBucket;
+
+export const objectKeys = {
+  media: (businessId: string, mediaId: string) => `media/${businessId}/${mediaId}`,
+  upload: (businessId: string, uploadId: string) => `uploads/${businessId}/${uploadId}`,
+};
+
+export async function putObject(key: string, body: Uint8Array, contentType: string): Promise<void> {
+  await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body, ContentType: contentType }));
+}
+
+/** Size of an object, or undefined when it does not exist (yet). */
+export async function objectSize(key: string): Promise<number | undefined> {
+  try {
+    const head = await s3.send(new HeadObjectCommand({ Bucket: bucket(), Key: key }));
+    return head.ContentLength ?? 0;
+  } catch (err) {
+    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    if (status === 404 || (err as Error).name === 'NotFound' || (err as Error).name === 'NoSuchKey') return undefined;
+    throw err;
+  }
+}
+
+export async function getObject(key: string): Promise<Buffer> {
+  const out = await s3.send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
+  return Buffer.from(await out.Body!.transformToByteArray());
+}
+
+/**
+ * A presigned PUT for exactly `contentLength` bytes: the length is part of the signature, so S3 refuses
+ * a body of any other size and the type's maximum holds without the bytes passing through a Lambda.
+ */
+export async function presignPut(key: string, contentType: string, contentLength: number, expiresInSeconds: number): Promise<string> {
+  return getSignedUrl(
+    s3,
+    new PutObjectCommand({ Bucket: bucket(), Key: key, ContentType: contentType, ContentLength: contentLength }),
+    { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
+  );
+}

@@ -1,0 +1,23 @@
+/**
+ * The two upstream media calls the media area needs, on the upstream client: upload a file to the
+ * sending number's media store, and ask whether a media id is accessible to a number.
+ */
+import { getMedia, uploadMedia, UpstreamError, type MediaInfo } from '#shared/upstream/client.ts';
+
+/** Uploads bytes to the upstream media store of `phoneNumberId`; returns the upstream media id. */
+export async function uploadToUpstream(phoneNumberId: string, bytes: Uint8Array, mimeType: string, filename: string): Promise<string> {
+  return (await uploadMedia(phoneNumberId, { bytes, mimeType, filename })).id;
+}
+
+/**
+ * The media id as the number `phoneNumberId` sees it; undefined when it does not exist or belongs to
+ * another account (the upstream answers both with a permanent error). Transient faults are thrown.
+ */
+export async function upstreamMediaInfo(phoneNumberId: string, mediaId: string): Promise<MediaInfo | undefined> {
+  try {
+    return await getMedia(mediaId, phoneNumberId);
+  } catch (err) {
+    if (err instanceof UpstreamError && !err.transient) return undefined;
+    throw err;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * `Idempotency-Key` on sends: the first response (success or client error) is kept for 24 hours and
+ * returned again for the same key without sending twice; the same key with a different body is a 422.
+ * A request still running under the key answers 409; a crash (5xx) frees the key for another attempt.
+ */
+import { createHash } from 'node:crypto';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import { ApiError, validationError } from '#shared/http/errors.ts';
+
+const TTL_SECONDS = 24 * 3600;
+
+export interface Outcome {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+const canonical = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(canonical)
+    : value && typeof value === 'object'
+      ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]))
+      : value;
+
+const hashOf = (body: unknown) => createHash('sha256').update(JSON.stringify(canonical(body) ?? null)).digest('hex');
+
+const replay = (o: Outcome): Outcome => {
+  if (o.status >= 400) throw new ApiError(o.status, o.body, { 'idempotent-replayed': 'true' });
+  return o;
+};
+
+export async function idempotent(businessId: string, scope: string, key: string, requestBody: unknown, run: () => Promise<Outcome>): Promise<Outcome> {
+  if (key.length === 0 || key.length > 255) throw validationError({ 'Idempotency-Key': ['must be 1 to 255 characters'] }, 'Invalid Idempotency-Key header');
+  const Key = keys.idempotency(businessId, scope, key);
+  const hash = hashOf(requestBody);
+  const nowS = Math.floor(Date.now() / 1000);
+  try {
+    await db.send(new PutCommand({
+      TableName: table(),
+      Item: { ...Key, type: 'idempotency', state: 'pending', hash, ttl: nowS + TTL_SECONDS, createdAt: new Date().toISOString() },
+      ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':now': nowS },
+    }));
+  } catch (err) {
+    if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
+    const { Item } = await db.send(new GetCommand({ TableName: table(), Key, ConsistentRead: true }));
+    if (!Item) return idempotent(businessId, scope, key, requestBody, run);
+    if (Item.hash !== hash) {
+      throw new ApiError(422, { error: 'idempotency_key_reused', message: 'This Idempotency-Key was used with a different request body in the last 24 hours' });
+    }
+    if (Item.state !== 'done') throw new ApiError(409, { error: 'idempotency_in_progress', message: 'A request with this Idempotency-Key is still being processed' });
+    return replay({ status: Item.status, body: Item.body });
+  }
+
+  let outcome: Outcome;
+  try {
+    outcome = await run();
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) {
+      await save(Key, { status: err.status, body: err.body });
+      throw err;
+    }
+    await db.send(new DeleteCommand({ TableName: table(), Key })).catch(() => undefined);
+    throw err;
+  }
+  await save(Key, outcome);
+  return outcome;
+}
+
+const save = (Key: Record<string, string>, o: Outcome) =>
+  db.send(new UpdateCommand({
+    TableName: table(),
+    Key,
+    UpdateExpression: 'SET #state = :done, #status = :status, body = :body',
+    ExpressionAttributeNames: { '#state': 'state', '#status': 'status' },
+    ExpressionAttributeValues: { ':done': 'done', ':status': o.status, ':body': o.body },
+  }));

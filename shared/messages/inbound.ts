@@ -1,0 +1,80 @@
+/**
+ * Incoming customer messages from upstream webhooks: stored once (the wamid pointer makes a duplicate
+ * delivery a no-op), with the contact and conversation created when new, the 24-hour window opened, and
+ * `message.received` emitted with the message in the upstream's own format. The AI worker is then asked
+ * whether to answer.
+ */
+import { randomUUID } from 'node:crypto';
+import { newEvent } from '#shared/events/outbox.ts';
+import { commitWithRetry } from './transact.ts';
+import { enqueue } from '#shared/queue/queue.ts';
+import { findOrCreateContactByPhone, recordContactActivity } from '#shared/contacts/repository.ts';
+import { conversationTouch, findOrCreateConversation } from '#shared/conversations/repository.ts';
+import { logger } from '#shared/log/logger.ts';
+import { findByWamid, messagePut, wamidPut, type Message } from './repository.ts';
+
+export interface InboundOutcome {
+  stored: boolean;
+  messageId?: string;
+  conversationId?: string;
+}
+
+/** `timestamp` of a webhook object (unix seconds as a string) → ISO; now when absent or odd. */
+export const webhookTime = (ts: unknown): string => {
+  const n = Number(ts);
+  return Number.isFinite(n) && n > 0 ? new Date(n * 1000).toISOString() : new Date().toISOString();
+};
+
+export async function recordInbound(businessId: string, value: Record<string, any>, message: Record<string, any>): Promise<InboundOutcome> {
+  const wamid = String(message.id ?? '');
+  const from = String(message.from ?? '').replace(/\D/g, '');
+  if (!wamid || !from) {
+    logger.warn('inbound message without id or sender ignored', { businessId });
+    return { stored: false };
+  }
+  if (await findByWamid(wamid)) return { stored: false };
+
+  const profileName = (value.contacts as Record<string, any>[] | undefined)?.find((c) => String(c.wa_id) === from)?.profile?.name;
+  const { contact } = await findOrCreateContactByPhone(businessId, `+${from}`, { origin: 'inbound', ...(profileName ? { name: String(profileName) } : {}) });
+  const { conversation } = await findOrCreateConversation(businessId, contact);
+
+  const at = webhookTime(message.timestamp);
+  const now = new Date().toISOString();
+  const type = String(message.type ?? 'unknown');
+  const stored: Message = {
+    id: randomUUID(),
+    businessId,
+    conversationId: conversation.id,
+    contactId: contact.id,
+    direction: 'inbound',
+    messageType: type,
+    status: 'received',
+    wamid,
+    phoneNumber: `+${from}`,
+    waId: from,
+    content: message[type] ?? null,
+    payload: message,
+    createdAt: at,
+    updatedAt: now,
+    receivedAt: at,
+  };
+  const upstreamFormat = {
+    messaging_product: value.messaging_product ?? 'whatsapp',
+    metadata: value.metadata,
+    contacts: value.contacts ?? [{ profile: { name: profileName ?? null }, wa_id: from }],
+    messages: [message],
+  };
+  try {
+    await commitWithRetry(
+      [wamidPut(wamid, businessId, stored.id), messagePut(stored), conversationTouch(conversation, { at, direction: 'inbound' })],
+      [newEvent(businessId, 'message.received', { ...upstreamFormat, message_id: stored.id, conversation_id: conversation.id, contact_id: contact.id })],
+    );
+  } catch (err) {
+    // The wamid pointer already exists: a concurrent or repeated delivery of the same message.
+    if ((err as Error)?.name === 'TransactionCanceledException' && (await findByWamid(wamid))) return { stored: false };
+    throw err;
+  }
+  await recordContactActivity(businessId, contact.id, at).catch((err) => logger.warn('contact activity not recorded', { error: err as Error }));
+  await enqueue('ai', { businessId, conversationId: conversation.id, messageId: stored.id, receivedAt: at });
+  return { stored: true, messageId: stored.id, conversationId: conversation.id };
+}

@@ -1,0 +1,103 @@
+/**
+ * Message items: `MSG#{id}` under the business, listed per conversation through gsi1 (time order), and a
+ * global `WAMID#{wamid}` pointer so that upstream webhooks (which only know the wamid) find their message
+ * and duplicate inbound deliveries are recognised.
+ */
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import type { TransactItem } from '#shared/events/outbox.ts';
+import type { MessageType } from './schemas.ts';
+
+export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
+export type SentBy = 'api' | 'ai' | 'broadcast';
+
+export interface MessageError {
+  code: string;
+  error: string;
+  message: string;
+  details?: unknown;
+}
+
+export interface Message {
+  id: string;
+  businessId: string;
+  conversationId: string;
+  contactId: string;
+  direction: 'outbound' | 'inbound';
+  messageType: MessageType | string;
+  status: MessageStatus;
+  wamid: string | null;
+  /** The other party, E.164. */
+  phoneNumber: string;
+  waId: string;
+  /** The type object (text, image, template...) as sent or received. */
+  content: unknown;
+  /** Outbound: the exact upstream payload, reused by retry. Inbound: the upstream message object. */
+  payload: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+  sentBy?: SentBy;
+  error?: MessageError | null;
+  createdAt: string;
+  updatedAt: string;
+  sentAt?: string | null;
+  deliveredAt?: string | null;
+  readAt?: string | null;
+  failedAt?: string | null;
+  retriedAt?: string | null;
+  receivedAt?: string | null;
+  /** The business's current reaction to this message (set by a reaction send, removed by an empty emoji). */
+  reaction?: { emoji: string; messageId: string; reactedAt: string };
+}
+
+export const messagePut = (m: Message, condition?: string): TransactItem => ({
+  Put: {
+    TableName: table(),
+    Item: { ...keys.message(m.businessId, m.id), ...keys.messageInConversation(m.businessId, m.conversationId, m.createdAt, m.id), type: 'message', ...m },
+    ...(condition ? { ConditionExpression: condition } : {}),
+  },
+});
+
+/** The wamid pointer; the condition makes a second delivery of the same upstream message fail the transaction. */
+export const wamidPut = (wamid: string, businessId: string, messageId: string): TransactItem => ({
+  Put: {
+    TableName: table(),
+    Item: { ...keys.wamid(wamid), type: 'wamid', businessId, messageId },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
+
+const toMessage = (item: Record<string, any>): Message => {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ...rest } = item;
+  return rest as Message;
+};
+
+export async function getMessage(businessId: string, id: string): Promise<Message | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.message(businessId, id), ConsistentRead: true }));
+  return Item ? toMessage(Item) : undefined;
+}
+
+export async function findByWamid(wamid: string): Promise<{ businessId: string; messageId: string } | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.wamid(wamid), ConsistentRead: true }));
+  return Item ? { businessId: Item.businessId, messageId: Item.messageId } : undefined;
+}
+
+/** Messages of a conversation, newest first. */
+export async function listMessages(businessId: string, conversationId: string, limit: number, startKey?: Record<string, unknown>) {
+  const page = await db.send(new QueryCommand({
+    TableName: table(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.messagesOfConversationPk(businessId, conversationId) },
+    ScanIndexForward: false,
+    Limit: limit,
+    ExclusiveStartKey: startKey,
+  }));
+  return { messages: (page.Items ?? []).map(toMessage), lastKey: page.LastEvaluatedKey };
+}
+
+/** The public view of a message (no tenancy or storage fields). */
+export const messageView = (m: Message) => {
+  const { businessId: _bid, payload: _payload, ...rest } = m;
+  return rest;
+};

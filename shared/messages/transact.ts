@@ -1,0 +1,24 @@
+/**
+ * Message writes touch the conversation item too, so two of them at once (a human reply and an AI reply, a
+ * broadcast and an inbound message) can cancel each other with a TransactionConflict. The send has already
+ * happened upstream by then: such a write is retried on a short backoff instead of being lost.
+ */
+import { commit, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
+
+const conflictOnly = (err: unknown): boolean => {
+  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
+  if (e?.name !== 'TransactionCanceledException') return false;
+  const codes = (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+};
+
+export async function commitWithRetry(items: TransactItem[], events: DomainEvent[] = [], attempts = 6): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await commit(items, events);
+    } catch (err) {
+      if (attempt >= attempts || !conflictOnly(err)) throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * 25 * 2 ** attempt));
+    }
+  }
+}

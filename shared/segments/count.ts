@@ -1,0 +1,138 @@
+/**
+ * Live counts (and member lists) of segments: one parallel read of the contact projection serves every
+ * segment asked about, each evaluated by its compiled predicate. Static segments count their members that
+ * are still active. A read that does not finish within the budget answers "stale" (the last stored count)
+ * instead of failing the request.
+ */
+import { config } from '#shared/config.ts';
+import { batchGetContacts } from '#shared/contacts/repository.ts';
+import { compileCondition, type Predicate } from '#shared/contacts/filters/predicate.ts';
+import { filtersToCondition, type Filters } from '#shared/contacts/filters/filters.ts';
+import { projectContact, type ProjectedContact } from '#shared/contacts/filters/projection.ts';
+import { ScanDeadlineExceeded, byCreatedDesc, scanProjection } from '#shared/contacts/filters/scan.ts';
+import { equivalentFilters, parseRules, rulesCondition } from './rules.ts';
+import { listMemberIds, storeCount, type SegmentRecord } from './repository.ts';
+
+export interface CountOutcome {
+  count: number;
+  /** The live count could not finish in time; `count` is the last stored one. */
+  stale: boolean;
+  rulesError?: string;
+  /** v3 filters (for legacy rules: an exact equivalent that counted the same, else null). */
+  filters: Filters | null;
+  /** Matching active contacts, newest first (only when asked with `collect`). */
+  matched?: ProjectedContact[];
+}
+
+/** Static segments with at most this many members are checked by reading the members, not the projection. */
+const SMALL_STATIC = 2000;
+
+export const countDeadline = () => Date.now() + config.segmentCountBudgetMs;
+
+interface Evaluator {
+  id: string;
+  test?: Predicate;
+  /** Predicate of the v3 equivalent of legacy rules, counted beside to confirm the equivalence. */
+  equivalent?: { filters: Filters; test: Predicate; count: number };
+  count: number;
+  matched?: ProjectedContact[];
+}
+
+/** The predicate of a segment's stored rules or membership; null when its rules are invalid. */
+export async function segmentPredicate(bid: string, record: SegmentRecord, nowMs = Date.now()): Promise<Predicate | null> {
+  if (record.segmentType === 'static') {
+    const members = new Set(await listMemberIds(bid, record.id));
+    return (c) => members.has(c.id);
+  }
+  const parsed = parseRules(record.rules);
+  return parsed.ok ? compileCondition(rulesCondition(parsed, nowMs)) : null;
+}
+
+export async function countSegments(
+  bid: string,
+  records: SegmentRecord[],
+  opts: { deadline?: number; collect?: string; store?: boolean } = {},
+): Promise<Map<string, CountOutcome>> {
+  const nowMs = Date.now();
+  const out = new Map<string, CountOutcome>();
+  const evaluators: Evaluator[] = [];
+  let memberTotal = 0;
+  const staticMembers = new Map<string, string[]>();
+
+  await Promise.all(records.map(async (r) => {
+    if (r.segmentType === 'static') {
+      const members = await listMemberIds(bid, r.id);
+      staticMembers.set(r.id, members);
+      memberTotal += members.length;
+      const set = new Set(members);
+      evaluators.push({ id: r.id, test: (c) => set.has(c.id), count: 0 });
+      return;
+    }
+    const parsed = parseRules(r.rules);
+    if (!parsed.ok) {
+      out.set(r.id, { count: 0, stale: false, rulesError: parsed.error, filters: null });
+      return;
+    }
+    const ev: Evaluator = { id: r.id, test: compileCondition(rulesCondition(parsed, nowMs)), count: 0 };
+    const eq = equivalentFilters(parsed);
+    if (eq && parsed.format === 'legacy') ev.equivalent = { filters: eq, test: compileCondition(filtersToCondition(eq, nowMs)), count: 0 };
+    evaluators.push(ev);
+  }));
+
+  const collecting = evaluators.find((e) => e.id === opts.collect);
+  if (collecting) collecting.matched = [];
+  const visit = (c: ProjectedContact) => {
+    for (const ev of evaluators) {
+      if (ev.test!(c)) {
+        ev.count++;
+        ev.matched?.push(c);
+      }
+      if (ev.equivalent?.test(c)) ev.equivalent.count++;
+    }
+  };
+
+  try {
+    const onlySmallStatic = evaluators.length > 0 && records.every((r) => r.segmentType === 'static') && memberTotal <= SMALL_STATIC;
+    if (onlySmallStatic) {
+      const ids = [...new Set([...staticMembers.values()].flat())];
+      if (opts.deadline !== undefined && Date.now() >= opts.deadline) throw new ScanDeadlineExceeded();
+      const contacts = await batchGetContacts(bid, ids);
+      for (const { contact } of contacts.values()) if (!contact.deleted_at) visit(projectContact(contact));
+    } else if (evaluators.length > 0) {
+      await scanProjection(bid, { deadline: opts.deadline, onContact: visit });
+    }
+  } catch (err) {
+    if (!(err instanceof ScanDeadlineExceeded)) throw err;
+    for (const r of records) {
+      if (!out.has(r.id)) out.set(r.id, { count: r.contactCount, stale: true, filters: r.segmentType === 'static' ? null : staticFilters(r) });
+    }
+    return out;
+  }
+
+  const countedAt = new Date().toISOString();
+  const writes: Promise<void>[] = [];
+  for (const ev of evaluators) {
+    const record = records.find((r) => r.id === ev.id)!;
+    let filters: Filters | null = null;
+    if (record.segmentType === 'dynamic') {
+      const parsed = parseRules(record.rules);
+      if (parsed.ok && parsed.format === 'filters') filters = parsed.filters;
+      else if (ev.equivalent && ev.equivalent.count === ev.count) filters = ev.equivalent.filters;
+    }
+    out.set(ev.id, { count: ev.count, stale: false, filters, matched: ev.matched?.sort(byCreatedDesc) });
+    if (opts.store !== false && ev.count !== record.contactCount) writes.push(storeCount(bid, ev.id, ev.count, countedAt));
+  }
+  await Promise.all(writes);
+  return out;
+}
+
+/** Filters that need no count to be shown: v3 rules are their own filters. */
+const staticFilters = (r: SegmentRecord): Filters | null => {
+  const parsed = parseRules(r.rules);
+  return parsed.ok && parsed.format === 'filters' ? parsed.filters : null;
+};
+
+export async function countSegment(bid: string, record: SegmentRecord, opts: { deadline?: number; collect?: boolean } = {}): Promise<CountOutcome> {
+  const res = await countSegments(bid, [record], { deadline: opts.deadline, collect: opts.collect ? record.id : undefined });
+  return res.get(record.id)!;
+}

@@ -1,0 +1,189 @@
+/**
+ * Segment items in the table.
+ *  - `pk B#{bid} sk SEG#{id}`: the segment (rules stored exactly as given, the last stored count).
+ *  - `pk B#{bid}#SEG#{id} sk C#{contactId}`: one item per static member; added with attribute_not_exists
+ *    and removed with attribute_exists, so a repeated request changes nothing and counts nothing.
+ *  - `pk B#{bid}#SEGUSE#{id} sk {kind}#{refId}`: where the segment is used (usage.ts).
+ */
+import { BatchWriteCommand, type BatchWriteCommandOutput, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+
+export type SegmentType = 'static' | 'dynamic';
+
+export interface SegmentRecord {
+  id: string;
+  name: string;
+  description: string | null;
+  color: string | null;
+  segmentType: SegmentType;
+  /** As given by the client; null for static segments. */
+  rules: unknown;
+  rulesFormat: 'filters' | 'legacy' | null;
+  /** The last count that was computed (shown with countStale when a live count cannot finish). */
+  contactCount: number;
+  countedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const FIELDS = ['id', 'name', 'description', 'color', 'segmentType', 'rules', 'rulesFormat', 'contactCount', 'countedAt', 'createdAt', 'updatedAt'] as const;
+
+const toRecord = (item: Record<string, any>): SegmentRecord =>
+  Object.fromEntries(FIELDS.map((f) => [f, item[f] ?? (f === 'contactCount' ? 0 : null)])) as unknown as SegmentRecord;
+
+const isConditionFailure = (err: unknown) => (err as { name?: string })?.name === 'ConditionalCheckFailedException';
+
+export async function putSegment(bid: string, s: SegmentRecord): Promise<void> {
+  await db.send(new PutCommand({
+    TableName: table(),
+    Item: { ...keys.segment(bid, s.id), type: 'segment', businessId: bid, ...s },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  }));
+}
+
+export async function getSegment(bid: string, id: string): Promise<SegmentRecord | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.segment(bid, id) }));
+  return Item ? toRecord(Item) : undefined;
+}
+
+export async function listSegments(bid: string): Promise<SegmentRecord[]> {
+  const { pk, skPrefix } = keys.segmentPrefix(bid);
+  const out: SegmentRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(new QueryCommand({
+      TableName: table(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
+      ExclusiveStartKey: start,
+    }));
+    out.push(...(page.Items ?? []).map(toRecord));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** Sets the given fields of an existing segment; undefined when it no longer exists. */
+export async function updateSegment(bid: string, id: string, fields: Partial<Omit<SegmentRecord, 'id' | 'segmentType' | 'createdAt'>>): Promise<SegmentRecord | undefined> {
+  const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = entries.map(([k, v], i) => {
+    names[`#f${i}`] = k;
+    values[`:v${i}`] = v;
+    return `#f${i} = :v${i}`;
+  });
+  try {
+    const { Attributes } = await db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.segment(bid, id),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }));
+    return Attributes ? toRecord(Attributes) : undefined;
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Stores a freshly computed count; a segment deleted meanwhile is left deleted. */
+export async function storeCount(bid: string, id: string, count: number, at: string): Promise<void> {
+  try {
+    await db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.segment(bid, id),
+      UpdateExpression: 'SET contactCount = :c, countedAt = :at',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':c': count, ':at': at },
+    }));
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
+/** Deletes the segment; false when it did not exist. */
+export async function deleteSegmentItem(bid: string, id: string): Promise<boolean> {
+  try {
+    await db.send(new DeleteCommand({ TableName: table(), Key: keys.segment(bid, id), ConditionExpression: 'attribute_exists(pk)' }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** All keys under a partition, for bulk clean-up. */
+async function partitionKeys(pk: string): Promise<{ pk: string; sk: string }[]> {
+  const out: { pk: string; sk: string }[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(new QueryCommand({
+      TableName: table(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ProjectionExpression: 'pk, sk',
+      ExclusiveStartKey: start,
+    }));
+    out.push(...((page.Items ?? []) as { pk: string; sk: string }[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** Removes every item of a partition (the members of a deleted segment; contacts themselves are untouched). */
+export async function deletePartition(pk: string): Promise<void> {
+  const all = await partitionKeys(pk);
+  const limit = pLimit(8);
+  const chunks: { pk: string; sk: string }[][] = [];
+  for (let i = 0; i < all.length; i += 25) chunks.push(all.slice(i, i + 25));
+  await Promise.all(chunks.map((chunk) => limit(async () => {
+    let requests: any[] | undefined = chunk.map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; requests && requests.length > 0 && attempt < 8; attempt++) {
+      const res: BatchWriteCommandOutput = await db.send(new BatchWriteCommand({ RequestItems: { [table()]: requests } }));
+      requests = res.UnprocessedItems?.[table()];
+      if (requests?.length) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+    }
+  })));
+}
+
+/** Contact ids of a static segment's member items (including members soft-deleted since). */
+export async function listMemberIds(bid: string, segmentId: string): Promise<string[]> {
+  const prefix = 'C#';
+  return (await partitionKeys(keys.segmentMembersPk(bid, segmentId))).map((k) => k.sk.slice(prefix.length));
+}
+
+/** Adds one member; false when it already was one (nothing changed). */
+export async function addMember(bid: string, segmentId: string, contactId: string, at: string): Promise<boolean> {
+  try {
+    await db.send(new PutCommand({
+      TableName: table(),
+      Item: { ...keys.segmentMember(bid, segmentId, contactId), type: 'segmentMember', contactId, addedAt: at },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Removes one member; false when it was not one (nothing changed). */
+export async function removeMember(bid: string, segmentId: string, contactId: string): Promise<boolean> {
+  try {
+    await db.send(new DeleteCommand({
+      TableName: table(),
+      Key: keys.segmentMember(bid, segmentId, contactId),
+      ConditionExpression: 'attribute_exists(pk)',
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,64 @@
+/** Request shapes of the segment endpoints (format checks only; rules are checked by rules.ts). */
+import * as v from 'valibot';
+import { UUID_RE } from '#shared/http/schemas.ts';
+
+const name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name must not be empty'), v.maxLength(200, 'name must be at most 200 characters'));
+const description = v.nullable(v.pipe(v.string('description must be a string'), v.maxLength(2000, 'description must be at most 2000 characters')));
+const color = v.nullable(v.pipe(v.string('color must be a string'), v.maxLength(50, 'color must be at most 50 characters')));
+
+export const createSegmentBody = v.object({
+  name,
+  type: v.picklist(['static', 'dynamic'], 'type must be "static" or "dynamic"'),
+  description: v.optional(description),
+  color: v.optional(color),
+  rules: v.optional(v.unknown()),
+  autoRefreshInterval: v.optional(v.unknown()),
+}, 'the body must be a JSON object');
+
+export const updateSegmentBody = v.object({
+  name: v.optional(name),
+  description: v.optional(description),
+  color: v.optional(color),
+  rules: v.optional(v.unknown()),
+  type: v.optional(v.unknown()),
+  autoRefreshInterval: v.optional(v.unknown()),
+}, 'the body must be a JSON object');
+
+export const previewBody = v.object({
+  rules: v.unknown(),
+  limit: v.optional(v.pipe(v.number('limit must be a number'), v.integer('limit must be a whole number'), v.minValue(1, 'limit must be 1-100'), v.maxValue(100, 'limit must be 1-100'))),
+}, 'the body must be a JSON object');
+
+const wholeNumber = (field: string, min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, `${field} must be a whole number`),
+    v.transform(Number),
+    v.minValue(min, `${field} must be ${min}-${max}`),
+    v.maxValue(max, `${field} must be ${min}-${max}`),
+  );
+
+export const detailQuery = v.object({
+  limit: v.optional(wholeNumber('limit', 1, 100), '50'),
+  offset: v.optional(wholeNumber('offset', 0, 10_000_000), '0'),
+});
+
+const contactId = v.pipe(v.string('each contact id must be a UUID'), v.regex(UUID_RE, 'each contact id must be a UUID'));
+export const MAX_CONTACT_IDS = 10_000;
+const contactIds = v.pipe(
+  v.array(contactId, 'contactIds must be a list of UUIDs'),
+  v.minLength(1, 'contactIds must hold at least 1 id'),
+  v.maxLength(MAX_CONTACT_IDS, `contactIds must hold at most ${MAX_CONTACT_IDS} ids`),
+);
+
+export const membersBody = v.strictObject({
+  action: v.picklist(['add', 'remove'], 'action must be "add" or "remove"'),
+  contactIds: v.optional(contactIds),
+  search: v.optional(v.pipe(v.string('search must be a string'), v.trim(), v.minLength(1, 'search must be 1-200 characters, not empty'), v.maxLength(200, 'search must be 1-200 characters'))),
+  filters: v.optional(v.unknown()),
+}, (issue) => (issue.expected === 'never' ? `unknown field (allowed: action, contactIds, search, filters)` : 'the body must be a JSON object'));
+
+export const addContactsBody = v.object({
+  contactIds: v.optional(contactIds),
+  contact_ids: v.optional(contactIds),
+}, 'the body must be a JSON object');

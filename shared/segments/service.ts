@@ -1,0 +1,210 @@
+/**
+ * The rules of the Segments part of the contract: create, read (live counts), update, delete, preview,
+ * evaluate and usage. Member changes are in members.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { batchGetContacts } from '#shared/contacts/repository.ts';
+import type { Contact } from '#shared/contacts/model.ts';
+import { compileCondition } from '#shared/contacts/filters/predicate.ts';
+import { ScanDeadlineExceeded, selectMatching } from '#shared/contacts/filters/scan.ts';
+import type { Filters } from '#shared/contacts/filters/filters.ts';
+import { UUID_RE } from '#shared/http/schemas.ts';
+import { ApiError } from '#shared/http/errors.ts';
+import { countDeadline, countSegment, countSegments, type CountOutcome } from './count.ts';
+import { isEmptyRules, isV3Shape, parseRules, ruleError, rulesCondition } from './rules.ts';
+import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
+import { ruleInvalid, segmentNotFound } from './errors.ts';
+import { listSegmentUsage } from './usage.ts';
+import { keys } from '#shared/store/keys.ts';
+
+/** The Segment resource as the API returns it. */
+export interface SegmentView {
+  id: string;
+  name: string;
+  description: string | null;
+  color: string | null;
+  type: SegmentType;
+  contactCount: number;
+  rules: unknown;
+  rulesFormat: 'filters' | 'legacy' | null;
+  filters: Filters | null;
+  countStale?: true;
+  rulesError?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toView(r: SegmentRecord, outcome?: CountOutcome): SegmentView {
+  const view: SegmentView = {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    color: r.color,
+    type: r.segmentType,
+    contactCount: outcome ? outcome.count : r.contactCount,
+    rules: r.segmentType === 'dynamic' ? r.rules : null,
+    rulesFormat: r.segmentType === 'dynamic' ? r.rulesFormat : null,
+    filters: r.segmentType === 'dynamic' ? outcome?.filters ?? null : null,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+  if (outcome?.stale) view.countStale = true;
+  if (outcome?.rulesError) view.rulesError = outcome.rulesError;
+  return view;
+}
+
+/** Not a UUID, missing and foreign are the same 404. */
+export async function loadSegment(bid: string, id: unknown): Promise<SegmentRecord> {
+  if (typeof id !== 'string' || !UUID_RE.test(id)) throw segmentNotFound();
+  const record = await getSegment(bid, id.toLowerCase());
+  if (!record) throw segmentNotFound();
+  return record;
+}
+
+/** Rules of a dynamic segment: present and valid, else a rule error. */
+function checkDynamicRules(rules: unknown): 'filters' | 'legacy' {
+  const parsed = parseRules(rules);
+  if (!parsed.ok) throw ruleInvalid(parsed.error);
+  return parsed.format;
+}
+
+const V3_ON_STATIC = ruleError('v3 rules ({ version: 3, filters }) are only for dynamic segments; a static segment holds the contacts you add to it. Remove the rules or create the segment with type "dynamic"');
+
+export interface CreateInput {
+  name: string;
+  type: SegmentType;
+  description?: string | null;
+  color?: string | null;
+  rules?: unknown;
+}
+
+export async function createSegment(bid: string, input: CreateInput): Promise<SegmentView> {
+  let rules: unknown = null;
+  let rulesFormat: SegmentRecord['rulesFormat'] = null;
+  if (input.type === 'dynamic') {
+    rulesFormat = checkDynamicRules(input.rules);
+    rules = input.rules;
+  } else if (isV3Shape(input.rules)) {
+    throw ruleInvalid(V3_ON_STATIC);
+  } // legacy, null or empty rules on a static segment are ignored
+
+  const now = new Date().toISOString();
+  const record: SegmentRecord = {
+    id: randomUUID(),
+    name: input.name,
+    description: input.description ?? null,
+    color: input.color ?? null,
+    segmentType: input.type,
+    rules,
+    rulesFormat,
+    contactCount: 0,
+    countedAt: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await putSegment(bid, record);
+  if (record.segmentType === 'static') return toView(record, { count: 0, stale: false, filters: null });
+  return toView(record, await countSegment(bid, record, { deadline: countDeadline() }));
+}
+
+export async function listSegmentViews(bid: string): Promise<SegmentView[]> {
+  const records = (await listSegments(bid)).sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+  if (records.length === 0) return [];
+  const outcomes = await countSegments(bid, records, { deadline: countDeadline() });
+  return records.map((r) => toView(r, outcomes.get(r.id)));
+}
+
+export interface SegmentDetail extends SegmentView {
+  contacts: Contact[];
+  pagination: { limit: number; offset: number; total: number; hasMore: boolean };
+}
+
+/** Contacts of the given ids, in that order (skipping any deleted between the read and now). */
+export async function contactsInOrder(bid: string, ids: string[]): Promise<Contact[]> {
+  if (ids.length === 0) return [];
+  const found = await batchGetContacts(bid, ids);
+  return ids.map((id) => found.get(id)?.contact).filter((c): c is Contact => !!c && !c.deleted_at);
+}
+
+export async function getSegmentDetail(bid: string, record: SegmentRecord, page: { limit: number; offset: number }): Promise<SegmentDetail> {
+  const outcome = await countSegment(bid, record, { deadline: countDeadline(), collect: true });
+  const matched = outcome.matched ?? [];
+  const ids = matched.slice(page.offset, page.offset + page.limit).map((c) => c.id);
+  const view = toView(record, outcome);
+  return {
+    ...view,
+    contacts: await contactsInOrder(bid, ids),
+    pagination: { limit: page.limit, offset: page.offset, total: outcome.stale ? view.contactCount : matched.length, hasMore: page.offset + ids.length < matched.length },
+  };
+}
+
+export interface UpdateInput {
+  name?: string;
+  description?: string | null;
+  color?: string | null;
+  rules?: unknown;
+  type?: unknown;
+}
+
+export async function updateSegment(bid: string, record: SegmentRecord, input: UpdateInput): Promise<SegmentView & { typeChangeIgnored?: true }> {
+  const changes: Parameters<typeof updateItem>[2] = {};
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.description !== undefined) changes.description = input.description;
+  if (input.color !== undefined) changes.color = input.color;
+  if ('rules' in input && input.rules !== undefined) {
+    if (record.segmentType === 'dynamic') {
+      changes.rulesFormat = checkDynamicRules(input.rules);
+      changes.rules = input.rules;
+    } else if (isV3Shape(input.rules)) {
+      throw ruleInvalid(V3_ON_STATIC);
+    }
+  }
+  changes.updatedAt = new Date().toISOString();
+  const updated = await updateItem(bid, record.id, changes);
+  if (!updated) throw segmentNotFound();
+  const view: SegmentView & { typeChangeIgnored?: true } = toView(updated, await countSegment(bid, updated, { deadline: countDeadline() }));
+  if (input.type !== undefined && input.type !== record.segmentType) view.typeChangeIgnored = true;
+  return view;
+}
+
+/** Deletes the segment and its member list; the contacts themselves are kept. */
+export async function deleteSegment(bid: string, id: unknown): Promise<{ id: string }> {
+  const record = await loadSegment(bid, id);
+  if (!(await deleteSegmentItem(bid, record.id))) throw segmentNotFound();
+  await deletePartition(keys.segmentMembersPk(bid, record.id));
+  return { id: record.id };
+}
+
+/** Recomputes and stores the count (any segment type; the contract names dynamic ones). */
+export async function evaluateSegment(bid: string, id: unknown): Promise<SegmentView & { evaluatedAt: string }> {
+  const record = await loadSegment(bid, id);
+  const outcome = await countSegment(bid, record, { deadline: countDeadline() });
+  return { ...toView(record, outcome), evaluatedAt: new Date().toISOString() };
+}
+
+export const PREVIEW_SAMPLE = 10;
+
+/** Count and a sample of the contacts that rules select, without storing anything. */
+export async function previewRules(bid: string, rules: unknown, sample = PREVIEW_SAMPLE) {
+  if (isEmptyRules(rules)) throw ruleInvalid(ruleError('Rules are missing: send { "rules": { "version": 3, "filters": { ... } } } with at least one filter'));
+  const parsed = parseRules(rules);
+  if (!parsed.ok) throw ruleInvalid(parsed.error);
+  const nowMs = Date.now();
+  let ids: string[];
+  try {
+    ids = await selectMatching(bid, compileCondition(rulesCondition(parsed, nowMs)), { deadline: countDeadline() });
+  } catch (err) {
+    if (err instanceof ScanDeadlineExceeded) throw new ApiError(503, { error: 'count_timeout', message: 'The preview could not be computed in time; narrow the rules or retry later' });
+    throw err;
+  }
+  return {
+    count: ids.length,
+    preview: await contactsInOrder(bid, ids.slice(0, sample)),
+    rulesFormat: parsed.format,
+  };
+}
+
+export async function segmentUsage(bid: string, id: unknown) {
+  const record = await loadSegment(bid, id);
+  return { segmentId: record.id, ...(await listSegmentUsage(bid, record.id)) };
+}

@@ -1,0 +1,124 @@
+/**
+ * Turns a template send (shortcut, shortcut with header media, or full `template` object) into the Cloud API
+ * `template` object, checked against the business's approved template before anything goes upstream:
+ * - placeholder count of the body (and a required media header) → 400 `invalid_template_parameters`;
+ * - a header media id must be readable by the sending phone number → 400 `MEDIA_PERMISSION_DENIED` with a hint;
+ * - quick-reply payloads: the request's payload only with `allowButtonIdOverride`, else the template's configured
+ *   button id, else `btn_{index}_{templateName}`.
+ * The shortcut's default language is `es_MX`; when the template exists only in another language and the caller
+ * named none, that language is used. The full form is sent as asked (the upstream answers 132000 when wrong).
+ */
+import { ApiError } from '#shared/http/errors.ts';
+import type { UpstreamTemplate } from '#shared/upstream/client.ts';
+import { upstreamMediaInfo } from '#shared/media/upstream-media.ts';
+import { mediaPermissionDenied } from '#shared/media/errors.ts';
+import { templatesNamed, placeholders } from './catalog.ts';
+
+export const DEFAULT_TEMPLATE_LANGUAGE = 'es_MX';
+
+export interface TemplateObject {
+  name: string;
+  language: { code: string; policy?: 'deterministic' };
+  components: Record<string, any>[];
+}
+
+export interface PreparedTemplate {
+  template: TemplateObject;
+  /** The template's media header type when it has one (for the message record). */
+  headerType?: string;
+}
+
+const looksLikeUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
+
+function fromShortcut(req: Record<string, any>): TemplateObject {
+  const components: Record<string, any>[] = [];
+  const header = req.header_media as Record<string, any> | undefined;
+  if (header) {
+    // A media id mistakenly placed in `url` is normalised to media_id.
+    const mediaId = header.media_id ?? (header.url && !looksLikeUrl(header.url) ? header.url : undefined);
+    const media: Record<string, unknown> = mediaId ? { id: mediaId } : { link: header.url };
+    if (header.type === 'document' && header.filename) media.filename = header.filename;
+    components.push({ type: 'header', parameters: [{ type: header.type, [header.type]: media }] });
+  }
+  const params: string[] = req.template_parameters ?? [];
+  if (params.length) components.push({ type: 'body', parameters: params.map((text) => ({ type: 'text', text })) });
+  return { name: req.templateName, language: { code: req.language ?? DEFAULT_TEMPLATE_LANGUAGE }, components };
+}
+
+const invalidParameters = (message: string, details: Record<string, unknown>) =>
+  new ApiError(400, { error: 'invalid_template_parameters', message, details });
+
+export async function prepareTemplate(business: { phoneNumberId: string; wabaId?: string }, req: Record<string, any>): Promise<PreparedTemplate> {
+  const shortcut = req.template === undefined;
+  const template: TemplateObject = shortcut
+    ? fromShortcut(req)
+    : { name: req.template.name, language: req.template.language, components: req.template.components ?? [] };
+  const explicitLanguage = !shortcut || req.language !== undefined;
+
+  const named = business.wabaId ? await templatesNamed(business.wabaId, template.name) : undefined;
+  let approved: UpstreamTemplate | undefined = named?.find((t) => t.language === template.language.code);
+  if (!approved && named?.length && !explicitLanguage) {
+    approved = named[0];
+    template.language = { code: approved.language };
+  }
+
+  let headerType: string | undefined;
+  if (approved) {
+    const context = { template_name: template.name, language: template.language.code };
+    const body = approved.components.find((c) => String(c.type).toUpperCase() === 'BODY');
+    const expected = placeholders(body?.text);
+    const received = template.components.filter((c) => c.type === 'body').reduce((n, c) => n + (c.parameters?.length ?? 0), 0);
+    if (expected !== received) {
+      throw invalidParameters(`Template ${template.name} (${template.language.code}) has ${expected} body placeholder(s); ${received} parameter(s) given`, { ...context, expected, received });
+    }
+    const header = approved.components.find((c) => String(c.type).toUpperCase() === 'HEADER');
+    const format = String(header?.format ?? 'TEXT').toLowerCase();
+    if (header && ['image', 'video', 'document'].includes(format)) {
+      headerType = format;
+      const param = template.components.find((c) => c.type === 'header')?.parameters?.[0];
+      if (!param) throw invalidParameters(`Template ${template.name} needs a ${format} header: give header_media or a header component`, { ...context, header: format });
+      if (param.type !== format) throw invalidParameters(`Template ${template.name} needs a ${format} header, got ${param.type}`, { ...context, header: format });
+    }
+    template.components = resolveQuickReplies(template, approved, req.allowButtonIdOverride === true);
+  } else {
+    template.components = resolveQuickReplies(template, undefined, req.allowButtonIdOverride === true);
+  }
+
+  await checkHeaderMediaAccess(business.phoneNumberId, template);
+  return { template, headerType };
+}
+
+/** Fills every quick-reply button of the template with its payload, in the contract's order. */
+function resolveQuickReplies(template: TemplateObject, approved: UpstreamTemplate | undefined, allowOverride: boolean): Record<string, any>[] {
+  const requested = template.components;
+  const quickReplies = new Map<string, Record<string, any> | undefined>();
+  const buttons = approved?.components.find((c) => String(c.type).toUpperCase() === 'BUTTONS')?.buttons ?? [];
+  buttons.forEach((b: Record<string, any>, i: number) => {
+    if (String(b.type).toUpperCase() === 'QUICK_REPLY') quickReplies.set(String(i), b);
+  });
+  for (const c of requested) {
+    if (c.type === 'button' && c.sub_type === 'quick_reply' && !quickReplies.has(String(c.index))) quickReplies.set(String(c.index), undefined);
+  }
+  const payloadFor = (index: string, configured: Record<string, any> | undefined) => {
+    const asked = requested.find((c) => c.type === 'button' && c.sub_type === 'quick_reply' && String(c.index) === index)
+      ?.parameters?.find((p: Record<string, any>) => p.type === 'payload')?.payload;
+    if (allowOverride && typeof asked === 'string' && asked) return asked;
+    const configuredId = configured?.payload ?? configured?.buttonId ?? configured?.button_id;
+    if (typeof configuredId === 'string' && configuredId) return configuredId;
+    return `btn_${index}_${template.name}`;
+  };
+  const others = requested.filter((c) => !(c.type === 'button' && c.sub_type === 'quick_reply'));
+  const filled = [...quickReplies.entries()]
+    .sort(([a], [b]) => Number(a) - Number(b))
+    .map(([index, configured]) => ({ type: 'button', sub_type: 'quick_reply', index, parameters: [{ type: 'payload', payload: payloadFor(index, configured) }] }));
+  return [...others, ...filled];
+}
+
+/** A header media id must belong to the sending number: the upstream tells (GET /{media-id}?phone_number_id=). */
+async function checkHeaderMediaAccess(phoneNumberId: string, template: TemplateObject): Promise<void> {
+  const param = template.components.find((c) => c.type === 'header')?.parameters?.[0];
+  const mediaId = param?.[param?.type]?.id;
+  if (typeof mediaId !== 'string') return;
+  // Same error as the media area's (403: the media belongs to another account), with its hint.
+  if (!(await upstreamMediaInfo(phoneNumberId, mediaId))) throw mediaPermissionDenied(mediaId);
+}

@@ -1,0 +1,166 @@
+/**
+ * The WhatsApp Cloud API client (or the local sandbox, same paths): send a message, upload media, read media
+ * info, download media, list templates. Base URL, API version and token come from shared/config.ts.
+ *
+ * Transient faults (HTTP 5xx, throttling 130429/429, network errors, timeouts) are retried with exponential
+ * backoff before the caller sees them; permanent errors come back at once as an `UpstreamError` carrying
+ * the Graph error's code, message and details. Messages are paced per phone number (Cloud API throughput).
+ */
+import { config } from '#shared/config.ts';
+import { logger } from '#shared/log/logger.ts';
+
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    /** Graph error code (e.g. 131047); undefined for network errors and timeouts. */
+    readonly code: number | undefined,
+    readonly details: string | undefined,
+    readonly transient: boolean,
+    readonly type?: string,
+    readonly fbtraceId?: string,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
+
+export interface SendResult {
+  wamid: string;
+  /** The recipient's WhatsApp id (digits only). */
+  waId: string;
+  input: string;
+}
+
+export interface MediaInfo {
+  id: string;
+  url: string;
+  mime_type: string;
+  sha256: string;
+  file_size: number;
+}
+
+export interface UpstreamTemplate {
+  id?: string;
+  name: string;
+  language: string;
+  status: string;
+  category?: string;
+  components: Record<string, any>[];
+}
+
+const base = () => `${config.upstreamBaseUrl.replace(/\/$/, '')}/${config.upstreamApiVersion}`;
+const auth = () => ({ authorization: `Bearer ${config.upstreamToken}` });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const THROTTLE_CODES = new Set([130429, 131056, 80007, 4, 613]);
+
+async function toUpstreamError(res: Response): Promise<UpstreamError> {
+  const text = await res.text().catch(() => '');
+  let err: Record<string, any> | undefined;
+  try {
+    err = JSON.parse(text)?.error;
+  } catch {
+    /* not a Graph error body */
+  }
+  const code = typeof err?.code === 'number' ? err.code : Number(err?.code) || undefined;
+  const transient = res.status >= 500 || res.status === 429 || (code !== undefined && THROTTLE_CODES.has(code));
+  const message = typeof err?.message === 'string' ? err.message : `Upstream answered HTTP ${res.status}`;
+  const details = err?.error_data?.details ?? err?.error_user_msg;
+  return new UpstreamError(message, res.status, code, typeof details === 'string' ? details : undefined, transient, err?.type, err?.fbtrace_id);
+}
+
+/** One HTTP call with the retry policy; `init` is rebuilt per attempt (bodies are single-use). */
+async function call(url: string, init: () => RequestInit, what: string): Promise<Response> {
+  const attempts = Math.max(1, config.upstreamMaxAttempts);
+  let last: UpstreamError | undefined;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      const res = await fetch(url, { ...init(), signal: AbortSignal.timeout(config.upstreamTimeoutMs) });
+      if (res.ok) return res;
+      last = await toUpstreamError(res);
+    } catch (err) {
+      const timeout = (err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError';
+      last = new UpstreamError(timeout ? `Upstream did not answer within ${config.upstreamTimeoutMs} ms` : `Upstream unreachable: ${(err as Error)?.message}`, 0, undefined, undefined, true);
+    }
+    if (!last.transient || attempt === attempts) break;
+    const delay = config.upstreamRetryBaseMs * 3 ** (attempt - 1) * (0.75 + Math.random() / 2);
+    logger.warn('transient upstream fault, retrying', { what, attempt, code: last.code, status: last.status, delayMs: Math.round(delay) });
+    await sleep(delay);
+  }
+  throw last!;
+}
+
+// Cloud API throughput is per phone number: space sends out instead of provoking 130429.
+const nextSlot = new Map<string, number>();
+async function pace(phoneNumberId: string): Promise<void> {
+  const interval = 1000 / Math.max(1, config.upstreamMessagesPerSecond);
+  const now = Date.now();
+  const slot = Math.max(now, nextSlot.get(phoneNumberId) ?? 0);
+  nextSlot.set(phoneNumberId, slot + interval);
+  if (slot > now) await sleep(slot - now);
+}
+
+/** POST /{phone-number-id}/messages with a Cloud API message payload. */
+export async function sendMessage(phoneNumberId: string, payload: Record<string, unknown>): Promise<SendResult> {
+  await pace(phoneNumberId);
+  const res = await call(`${base()}/${encodeURIComponent(phoneNumberId)}/messages`, () => ({
+    method: 'POST',
+    headers: { ...auth(), 'content-type': 'application/json' },
+    body: JSON.stringify(payload),
+  }), 'send message');
+  const body = (await res.json()) as Record<string, any>;
+  const wamid = body?.messages?.[0]?.id;
+  if (typeof wamid !== 'string') throw new UpstreamError('Upstream accepted the message without a message id', res.status, undefined, undefined, false);
+  const input = String(payload.to ?? '');
+  return { wamid, waId: String(body?.contacts?.[0]?.wa_id ?? input).replace(/\D/g, ''), input };
+}
+
+/** POST /{phone-number-id}/media (multipart) → the upstream media id. */
+export async function uploadMedia(phoneNumberId: string, file: { bytes: Uint8Array; mimeType: string; filename?: string }): Promise<{ id: string }> {
+  const res = await call(`${base()}/${encodeURIComponent(phoneNumberId)}/media`, () => {
+    const form = new FormData();
+    form.set('messaging_product', 'whatsapp');
+    form.set('type', file.mimeType);
+    form.set('file', new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mimeType }), file.filename ?? 'file');
+    return { method: 'POST', headers: auth(), body: form };
+  }, 'upload media');
+  const body = (await res.json()) as Record<string, any>;
+  return { id: String(body.id) };
+}
+
+/**
+ * GET /{media-id}. With `phoneNumberId` the upstream answers only if the media belongs to that number,
+ * which is how the service tells whether a media id may be used by the sending account.
+ */
+export async function getMedia(mediaId: string, phoneNumberId?: string): Promise<MediaInfo> {
+  const q = phoneNumberId ? `?phone_number_id=${encodeURIComponent(phoneNumberId)}` : '';
+  const res = await call(`${base()}/${encodeURIComponent(mediaId)}${q}`, () => ({ headers: auth() }), 'get media');
+  const body = (await res.json()) as Record<string, any>;
+  return { id: String(body.id), url: String(body.url), mime_type: String(body.mime_type), sha256: String(body.sha256), file_size: Number(body.file_size) };
+}
+
+/** Downloads media bytes from a URL given by getMedia (the upstream requires the token there too). */
+export async function downloadMediaUrl(url: string): Promise<{ bytes: Buffer; mimeType: string }> {
+  const res = await call(url, () => ({ headers: auth() }), 'download media');
+  return { bytes: Buffer.from(await res.arrayBuffer()), mimeType: res.headers.get('content-type') ?? 'application/octet-stream' };
+}
+
+export async function downloadMedia(mediaId: string, phoneNumberId?: string): Promise<{ bytes: Buffer; mimeType: string; info: MediaInfo }> {
+  const info = await getMedia(mediaId, phoneNumberId);
+  const file = await downloadMediaUrl(info.url);
+  return { ...file, info };
+}
+
+/** GET /{waba-id}/message_templates, every page. */
+export async function listTemplates(wabaId: string): Promise<UpstreamTemplate[]> {
+  const out: UpstreamTemplate[] = [];
+  let url: string | undefined = `${base()}/${encodeURIComponent(wabaId)}/message_templates?limit=250`;
+  for (let page = 0; url && page < 20; page++) {
+    const res = await call(url, () => ({ headers: auth() }), 'list templates');
+    const body = (await res.json()) as Record<string, any>;
+    for (const t of body.data ?? []) out.push(t as UpstreamTemplate);
+    url = typeof body.paging?.next === 'string' ? body.paging.next : undefined;
+  }
+  return out;
+}

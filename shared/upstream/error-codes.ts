@@ -1,0 +1,110 @@
+/**
+ * Upstream delivery codes → the contract's error body (service-interface.md, "Upstream delivery codes").
+ * `code` is a string in the reply. Unknown codes keep their code and upstream message.
+ */
+import { UpstreamError } from './client.ts';
+
+export interface DeliveryError {
+  status: number;
+  error: string;
+  message: string;
+  code: string;
+  action_required: string;
+  instructions: string;
+  details?: Record<string, unknown>;
+}
+
+interface Entry {
+  error: string;
+  message: string;
+  action_required: string;
+  instructions: string;
+}
+
+const CODES: Record<number, Entry> = {
+  131047: {
+    error: 'message_delivery_failed',
+    message: 'The 24-hour window is closed: the recipient has not written to this number in the last 24 hours.',
+    action_required: 'send_template',
+    instructions: 'Send a template message (templates are allowed at any time), wait for the user to write to you, or retry later.',
+  },
+  131042: {
+    error: 'message_delivery_failed',
+    message: 'The payment method of the messaging account is missing or failing.',
+    action_required: 'configure_payment',
+    instructions: 'Configure a valid payment method in the upstream business account, then retry.',
+  },
+  130472: {
+    error: 'invalid_recipient',
+    message: 'The recipient number is not on the messaging platform.',
+    action_required: 'check_number',
+    instructions: 'Check the number: it must be a WhatsApp user in international format with a leading +.',
+  },
+  131026: {
+    error: 'user_blocked',
+    message: 'The recipient has blocked this business or cannot receive its messages.',
+    action_required: 'none',
+    instructions: 'None: the recipient must unblock the business before messages can be delivered.',
+  },
+  132000: {
+    error: 'template_not_found',
+    message: 'The template does not exist, is not approved, or the name or language is wrong.',
+    action_required: 'verify_template',
+    instructions: 'Verify the template name, that it is approved, and the language code.',
+  },
+  131048: {
+    error: 'spam_rate_limit',
+    message: 'Too many recipients reported messages from this number as spam.',
+    action_required: 'reduce_sending',
+    instructions: 'Reduce sending and improve message quality; wait before sending again.',
+  },
+  131052: {
+    error: 'media_download_failed',
+    message: 'The upstream platform could not download the media from the URL.',
+    action_required: 'use_public_url_or_upload',
+    instructions: 'Use a publicly reachable URL, or upload the file with POST /media/v1 and send its media_id.',
+  },
+  131051: {
+    error: 'unsupported_media_type',
+    message: 'The media format is not supported.',
+    action_required: 'convert_media',
+    instructions: 'Convert the file to a supported format (see Limits), or send it as a document.',
+  },
+  131053: {
+    error: 'file_too_large',
+    message: 'The media file is over the size limit of its type.',
+    action_required: 'compress_or_upload',
+    instructions: 'Compress the file, send it with autoConvert, or upload it with POST /media/v1.',
+  },
+};
+
+export function toDeliveryError(err: UpstreamError, context: { templateName?: string; language?: string } = {}): DeliveryError {
+  const entry = err.code !== undefined ? CODES[err.code] : undefined;
+  if (entry) {
+    return {
+      status: 400,
+      ...entry,
+      code: String(err.code),
+      ...(err.code === 132000 ? { details: { template_name: context.templateName ?? null, language: context.language ?? null, upstream: err.details ?? err.message } } : {}),
+    };
+  }
+  if (err.transient) {
+    const throttled = err.code === 130429 || err.status === 429;
+    return {
+      status: throttled ? 429 : 502,
+      error: throttled ? 'upstream_throttled' : 'upstream_unavailable',
+      message: throttled ? 'The upstream platform is throttling this phone number; the message was not sent.' : `The upstream platform did not accept the message after retries: ${err.message}`,
+      code: String(err.code ?? (err.status || 'timeout')),
+      action_required: 'retry_later',
+      instructions: 'Retry the message later with POST /messages/v1/{id}/retry.',
+    };
+  }
+  return {
+    status: 400,
+    error: 'upstream_error',
+    message: err.message,
+    code: String(err.code ?? err.status),
+    action_required: 'check_request',
+    instructions: err.details ?? 'Check the request against the upstream error message and retry.',
+  };
+}

@@ -1,0 +1,70 @@
+/** The records of the webhook area as they live in the table. */
+
+export interface Subscription {
+  id: string;
+  businessId: string;
+  name: string;
+  url: string;
+  /** Event names, or `*` for every event. */
+  events: string[];
+  secret: string;
+  enabled: boolean;
+  /** `gone` (the receiver answered 410), `failing` (deliveries failed for days) or `manual`. */
+  disabledReason: 'gone' | 'failing' | 'manual' | null;
+  disabledAt: string | null;
+  /** Start of the current run of failed attempts; cleared by the next 2xx. */
+  failingSince: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Attempt {
+  attempt: number;
+  at: string;
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface Delivery {
+  id: string;
+  businessId: string;
+  webhookId: string;
+  eventId: string;
+  event: string;
+  data: Record<string, unknown>;
+  eventCreatedAt: string;
+  /** Set when the event has an ordering key: the lane this delivery waits in. */
+  laneKey: string | null;
+  laneSk: string | null;
+  status: DeliveryStatus;
+  attemptCount: number;
+  /** attemptCount when the current series of attempts began (0, or the count at a manual redelivery). */
+  runStart?: number;
+  attempts: Attempt[];
+  nextAttemptAt: string;
+  createdAt: string;
+  updatedAt: string;
+  deliveredAt: string | null;
+  failedAt: string | null;
+  /** Why the delivery was given up, when it was. */
+  failureReason: string | null;
+  /** While set and in the future, one worker is sending this delivery. */
+  leaseUntil?: number;
+}
+
+/** The message on the `webhook-deliveries` queue. */
+export interface DeliveryJob {
+  businessId: string;
+  webhookId: string;
+  deliveryId: string;
+  /** Epoch ms before which the job must not run (retries longer than SQS's 15-minute delay). */
+  notBefore?: number;
+  /** Set on scheduled retries: the attempt number this job is for (older jobs are then recognised as stale). */
+  attempt?: number;
+}
+
+/** The `X-Webhook-Event` of POST /user-webhooks/{id}/test. */
+export const TEST_EVENT = 'webhook.test';

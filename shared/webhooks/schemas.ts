@@ -1,0 +1,48 @@
+/** Request schemas of the webhook subscription endpoints. */
+import * as v from 'valibot';
+import { isEventName } from '#shared/events/names.ts';
+import { targetProblem } from './target.ts';
+
+const name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(100, 'must be at most 100 characters'));
+
+const url = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.maxLength(2048, 'must be at most 2048 characters'),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const problem = targetProblem(dataset.value);
+    if (problem) addIssue({ message: problem });
+  }),
+);
+
+/** Event names of the contract, or `*` for all; unknown names are refused, duplicates dropped. */
+const events = v.pipe(
+  v.array(v.string('must be event names'), 'must be an array of event names'),
+  v.minLength(1, 'must name at least one event (or "*")'),
+  v.maxLength(50, 'must name at most 50 events'),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const unknown = dataset.value.filter((e) => e !== '*' && !isEventName(e));
+    if (unknown.length > 0) addIssue({ message: `unknown event name${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}` });
+  }),
+  v.transform((list) => [...new Set(list)]),
+);
+
+export const createBody = v.object({ name, url, events });
+
+export const updateBody = v.object({
+  name: v.optional(name),
+  url: v.optional(url),
+  events: v.optional(events),
+  /** false pauses deliveries; true re-enables a subscription disabled by the service or by hand. */
+  enabled: v.optional(v.boolean('must be a boolean')),
+});
+
+export const deliveryParams = v.object({
+  id: v.pipe(v.string(), v.regex(/^[0-9a-f-]{36}$/i, 'must be a UUID')),
+  deliveryId: v.pipe(v.string(), v.regex(/^[0-9a-f-]{36}$/i, 'must be a UUID')),
+});
+
+export type CreateInput = v.InferOutput<typeof createBody>;
+export type UpdateInput = v.InferOutput<typeof updateBody>;

@@ -1,0 +1,135 @@
+/** The rules of the webhook subscription endpoints. */
+import { randomUUID } from 'node:crypto';
+import { badRequest, conflict, forbidden, notFound } from '#shared/http/errors.ts';
+import { decodeCursor, encodeCursor } from '#shared/http/schemas.ts';
+import { keys } from '#shared/store/keys.ts';
+import { enqueue } from '#shared/queue/queue.ts';
+import { newEvent } from '#shared/events/outbox.ts';
+import { TEST_EVENT, type Subscription } from './model.ts';
+import type { CreateInput, UpdateInput } from './schemas.ts';
+import {
+  createDelivery, deleteSubscription, getDelivery, getSubscription, listDeliveries, listSubscriptions, putSubscription,
+  recordOutcome, reopenDelivery, subscriptionOwner, updateSubscription,
+} from './repository.ts';
+import { newSecret } from './signing.ts';
+import { deliveryJob, newDelivery } from './fanout.ts';
+import { send } from './delivery.ts';
+import { deliveryView, subscriptionView } from './views.ts';
+
+/** 404 for an unknown id, 403 for another account's (as the contract's authentication section says). */
+async function mustGet(bid: string, id: string): Promise<Subscription> {
+  const s = await getSubscription(bid, id);
+  if (s) return s;
+  const owner = await subscriptionOwner(id);
+  if (owner && owner !== bid) throw forbidden('The webhook subscription belongs to another account');
+  throw notFound('Webhook subscription not found');
+}
+
+export async function createSubscription(bid: string, input: CreateInput) {
+  const now = new Date().toISOString();
+  const s: Subscription = {
+    id: randomUUID(),
+    businessId: bid,
+    name: input.name,
+    url: input.url,
+    events: input.events,
+    secret: newSecret(),
+    enabled: true,
+    disabledReason: null,
+    disabledAt: null,
+    failingSince: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await putSubscription(s);
+  return { id: s.id, name: s.name, url: s.url, events: s.events, secret: s.secret, createdAt: s.createdAt };
+}
+
+export async function listSubscriptionViews(bid: string) {
+  return (await listSubscriptions(bid)).map(subscriptionView);
+}
+
+export async function getSubscriptionView(bid: string, id: string) {
+  return subscriptionView(await mustGet(bid, id));
+}
+
+export async function updateSubscriptionFields(bid: string, id: string, input: UpdateInput) {
+  const current = await mustGet(bid, id);
+  const now = new Date().toISOString();
+  const fields: Partial<Subscription> = { name: input.name, url: input.url, events: input.events, updatedAt: now };
+  if (input.enabled === true && !current.enabled) Object.assign(fields, { enabled: true, disabledReason: null, disabledAt: null, failingSince: null });
+  if (input.enabled === false && current.enabled) Object.assign(fields, { enabled: false, disabledReason: 'manual', disabledAt: now });
+  const updated = await updateSubscription(bid, id, fields);
+  if (!updated) throw notFound('Webhook subscription not found');
+  return subscriptionView(updated);
+}
+
+export async function removeSubscription(bid: string, id: string) {
+  await mustGet(bid, id);
+  if (!(await deleteSubscription(bid, id))) throw notFound('Webhook subscription not found');
+  return { success: true, id };
+}
+
+/** A new secret, effective at once: deliveries read the secret when they are signed, never from a cache. */
+export async function regenerateSecret(bid: string, id: string) {
+  await mustGet(bid, id);
+  const secret = newSecret();
+  const updated = await updateSubscription(bid, id, { secret, updatedAt: new Date().toISOString() });
+  if (!updated) throw notFound('Webhook subscription not found');
+  return { ...subscriptionView(updated), secret };
+}
+
+/**
+ * Sends a signed `webhook.test` delivery now and answers with its outcome. It is recorded among the
+ * subscription's deliveries, sent even to a disabled subscription, and never retried.
+ */
+export async function sendTest(bid: string, id: string) {
+  const s = await mustGet(bid, id);
+  const event = newEvent(bid, TEST_EVENT as never, {
+    webhook_id: s.id,
+    message: 'This is a test delivery from your webhook subscription.',
+    sent_at: new Date().toISOString(),
+  });
+  const d = newDelivery(event, s, null);
+  await createDelivery(d);
+  const result = await send(d, s, 1);
+  await recordOutcome(d, result.ok
+    ? { status: 'delivered', attempt: result.attempt }
+    : { status: 'failed', attempt: result.attempt, failureReason: 'test_failed' });
+  return {
+    deliveryId: d.id,
+    event: TEST_EVENT,
+    success: result.ok,
+    statusCode: result.attempt.statusCode,
+    durationMs: result.attempt.durationMs,
+    error: result.attempt.error,
+  };
+}
+
+export async function listDeliveryViews(bid: string, id: string, limit: number, cursor: string | undefined) {
+  await mustGet(bid, id);
+  const start = decodeCursor(cursor);
+  if (cursor && (!start || start.gsi1pk !== keys.deliveriesByTimePk(bid, id) || start.pk !== keys.deliveriesPk(bid, id))) throw badRequest('invalid_cursor', 'The cursor is not valid');
+  let page;
+  try {
+    page = await listDeliveries(bid, id, limit, start);
+  } catch (err) {
+    // A cursor with the right partition but a malformed key is the client's fault, not ours.
+    if (cursor && (err as Error)?.name === 'ValidationException') throw badRequest('invalid_cursor', 'The cursor is not valid');
+    throw err;
+  }
+  return { data: page.items.map(deliveryView), next_cursor: encodeCursor(page.last) };
+}
+
+/** Sends a delivered or failed delivery again (same id, a fresh series of attempts). */
+export async function redeliver(bid: string, id: string, deliveryId: string) {
+  const s = await mustGet(bid, id);
+  const d = await getDelivery(bid, id, deliveryId);
+  if (!d) throw notFound('Delivery not found');
+  if (!s.enabled) throw conflict('webhook_disabled', 'The webhook subscription is disabled; enable it first');
+  const reopened = await reopenDelivery(d);
+  if (!reopened) throw conflict('delivery_pending', 'The delivery is still pending; it will be attempted again automatically');
+  await enqueue('webhook-deliveries', deliveryJob(reopened));
+  return deliveryView(reopened);
+}
+

@@ -1,0 +1,34 @@
+/**
+ * What a delivery carries: the compact JSON `{ event, data }` and the headers that let a receiver check
+ * it came from us, unchanged, recently. Two schemes over the same bytes:
+ * - `X-Webhook-Signature`: hex HMAC-SHA256 of the body, keyed with the subscription secret (as a string);
+ * - Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), signed by the
+ *   `standardwebhooks` library so that receivers can use any Standard Webhooks verifier and reject replays.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+
+/** A new signing secret: `whsec_` + base64 of 32 random bytes (the Standard Webhooks secret format). */
+export const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
+
+/** The exact bytes sent: compact JSON, the same string a receiver gets from JSON.stringify(JSON.parse(body)). */
+export const serializePayload = (event: string, data: unknown): string => JSON.stringify({ event, data });
+
+export const hexSignature = (body: string, secret: string): string => createHmac('sha256', secret).update(body, 'utf8').digest('hex');
+
+export function signedHeaders(input: { deliveryId: string; event: string; body: string; secret: string; at?: Date }): Record<string, string> {
+  const at = input.at ?? new Date();
+  // Standard Webhooks timestamps are whole seconds; the ISO header says the same instant.
+  const seconds = new Date(Math.floor(at.getTime() / 1000) * 1000);
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'wa-crm-webhooks/1.0',
+    'x-webhook-signature': hexSignature(input.body, input.secret),
+    'x-webhook-event': input.event,
+    'x-webhook-timestamp': seconds.toISOString(),
+    'x-webhook-id': input.deliveryId,
+    'webhook-id': input.deliveryId,
+    'webhook-timestamp': String(seconds.getTime() / 1000),
+    'webhook-signature': new Webhook(input.secret).sign(input.deliveryId, seconds, input.body),
+  };
+}

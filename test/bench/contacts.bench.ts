@@ -1,0 +1,101 @@
+/**
+ * Contacts and the funnel:
+ *
+ * - 100 contacts created by one bulk request vs the same 100 created one by one through the single-contact
+ *   service, same table. Target: the bulk at least 5x faster (ratio ≤ 0.2): it batches the phone look-ups into
+ *   one BatchGetItem and the writes into a few TransactWriteItems instead of two round trips per contact.
+ * - listing a 50-stage funnel whose stages hold 100k contacts (10k with --quick) vs listing a 10-contact funnel.
+ *   Target ≤ 1.5x (about 1): `contact_count` is a maintained counter, never a count of contacts.
+ *
+ * Seeded contacts are written straight into the table in the contacts area's item shape (BatchWrite), with
+ * their stages' counters set to match.
+ */
+import { randomUUID } from 'node:crypto';
+import { BatchWriteCommand, UpdateCommand, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
+import pLimit from 'p-limit';
+import type { BenchFigure, BenchOptions } from './types.ts';
+import { measure } from './types.ts';
+
+export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
+  const { db, table } = await import('#shared/store/client.ts');
+  const { keys } = await import('#shared/store/keys.ts');
+  const { createBusiness } = await import('#shared/business/repository.ts');
+  const { createContact } = await import('#shared/contacts/service.ts');
+  const { runBulk } = await import('#shared/contacts/bulk.ts');
+  const { contactPut, newContact } = await import('#shared/contacts/repository.ts');
+  const { createStage, listStages } = await import('#shared/funnel/service.ts');
+
+  // 1. Bulk create vs sequential single creates (a fresh business per run, so every number is new).
+  let seq = 0;
+  const phones = () => Array.from({ length: 100 }, () => `+1212${String(++seq).padStart(7, '0')}`);
+  const bulk = await measure(async () => {
+    const bid = (await createBusiness('bulk bench')).businessId;
+    const res = await runBulk(bid, { operation: 'create', contacts: phones().map((phone_number, i) => ({ phone_number, name: `C${i}`, tags: ['bench'] })) });
+    if (res.success_count !== 100) throw new Error(`bulk created ${res.success_count}`);
+  }, quick ? 3 : 5);
+  const single = await measure(async () => {
+    const bid = (await createBusiness('single bench')).businessId;
+    for (const [i, phone_number] of phones().entries()) await createContact(bid, { phone_number, name: `C${i}`, tags: ['bench'] });
+  }, quick ? 3 : 5);
+
+  // 2. Stage list: 50 stages over many contacts vs 10 contacts.
+  const seedFunnel = async (contacts: number) => {
+    const bid = (await createBusiness('funnel bench')).businessId;
+    const stages = [];
+    for (let i = 0; i < 50; i++) stages.push(await createStage(bid, { name: `Stage ${i}` }));
+    const perStage = new Map<string, number>();
+    const limit = pLimit(8);
+    const batches: Promise<unknown>[] = [];
+    for (let start = 0; start < contacts; start += 25) {
+      const items: Record<string, unknown>[] = [];
+      for (let i = start; i < Math.min(contacts, start + 25); i++) {
+        const stage = stages[i % stages.length].id;
+        perStage.set(stage, (perStage.get(stage) ?? 0) + 1);
+        const c = { ...newContact({ phone_number: `+1313${String(i).padStart(7, '0')}`, name: `Seed ${i}`, funnel_stage_id: stage, origin: 'import' }), id: randomUUID() };
+        items.push({ PutRequest: { Item: (contactPut(bid, c, null) as any).Put.Item } });
+      }
+      batches.push(limit(async () => {
+        let pending: any = { [table()]: items };
+        while (pending && Object.keys(pending).length > 0) {
+          const out: BatchWriteCommandOutput = await db.send(new BatchWriteCommand({ RequestItems: pending }));
+          pending = out.UnprocessedItems;
+        }
+      }));
+    }
+    await Promise.all(batches);
+    await Promise.all([...perStage].map(([id, n]) => db.send(new UpdateCommand({
+      TableName: table(), Key: keys.stage(bid, id), UpdateExpression: 'SET contact_count = :n', ExpressionAttributeValues: { ':n': n },
+    }))));
+    return bid;
+  };
+  const many = quick ? 10_000 : 100_000;
+  const bigBid = await seedFunnel(many);
+  const smallBid = await seedFunnel(10);
+  const big = await measure(async () => {
+    const stages = await listStages(bigBid);
+    if (stages.length !== 50 || stages.reduce((n, s) => n + s.contact_count, 0) !== many) throw new Error('unexpected funnel');
+  }, 15, 3);
+  const small = await measure(() => listStages(smallBid), 15, 3);
+
+  return [
+    {
+      name: 'contacts: bulk create of 100',
+      value: bulk.median,
+      unit: 'ms',
+      spread: bulk.spread,
+      baseline: single.median,
+      baselineName: '100 sequential single creates',
+      target: { maxRatio: 0.2 },
+      note: `bulk ${bulk.median.toFixed(0)} ms vs sequential ${single.median.toFixed(0)} ms: ${(single.median / bulk.median).toFixed(1)}x faster`,
+    },
+    {
+      name: `funnel: list 50 stages over ${many.toLocaleString('en')} contacts`,
+      value: big.median,
+      unit: 'ms',
+      spread: big.spread,
+      baseline: small.median,
+      baselineName: '50 stages over 10 contacts',
+      target: { maxRatio: 1.5 },
+    },
+  ];
+}

@@ -1,0 +1,100 @@
+/**
+ * Webhook throughput: sustained deliveries per second from a published event to the receiver's 2xx,
+ * through the whole pipeline (events queue → fan-out worker → webhook-deliveries queue → delivery worker
+ * → signed POST through the SSRF-safe client), beside a bare loop that signs and POSTs the same payloads
+ * to the same receiver with the same concurrency (messages in flight per queue).
+ * Target: at least 0.7× the bare loop.
+ *
+ * The receiver answers after RECEIVER_LATENCY_MS, as a receiver across the internet does (tens of ms);
+ * the figure therefore shows what the pipeline's bookkeeping (DynamoDB Local reads and writes for the
+ * outbox, the delivery record, the ordering lane and the lease) costs on top of the network wait.
+ */
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { Agent, request } from 'undici';
+import pLimit from 'p-limit';
+import type { BenchFigure, BenchOptions } from './types.ts';
+
+const RECEIVER_LATENCY_MS = Number(process.env.BENCH_WEBHOOK_LATENCY_MS ?? 50);
+/** Messages in flight per queue in the local runtime (LocalQueues counts messages, not batches). */
+const CONCURRENCY = 40;
+
+export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
+  process.env.WEBHOOK_RETRY_BASE_SECONDS = '0.05';
+  const { LocalQueues } = await import('#infra/local/queues.ts');
+  const { createBusiness } = await import('#shared/business/repository.ts');
+  const { newEvent, outboxPut, publish } = await import('#shared/events/outbox.ts');
+  const { db, dynamo } = await import('#shared/store/client.ts');
+  // Counts the table requests the pipeline makes per delivery (the figure that decides its cost in AWS).
+  let counting = false;
+  let tableRequests = 0;
+  dynamo.middlewareStack.add((next) => async (args) => {
+    if (counting) tableRequests++;
+    return next(args);
+  }, { step: 'initialize', name: 'webhookBenchCounter' });
+  const { createSubscription } = await import('#shared/webhooks/service.ts');
+  const { serializePayload, signedHeaders } = await import('#shared/webhooks/signing.ts');
+  const { deliveryId } = await import('#shared/webhooks/fanout.ts');
+  const { startReceiver } = await import('../integration/webhooks/receiver.ts');
+
+  const receiver = await startReceiver(() => ({ status: 200, delayMs: RECEIVER_LATENCY_MS }));
+  const concurrency = CONCURRENCY;
+  const queues = new LocalQueues({ retryDelayMs: 100, concurrency }).start();
+
+  const n = quick ? 400 : 2000;
+  const rounds = quick ? 2 : 3;
+  const pipeline: number[] = [];
+  const bare: number[] = [];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const business = await createBusiness(`Bench webhooks ${round}`);
+      const sub = await createSubscription(business.businessId, { name: 'bench', url: receiver.url, events: ['*'] });
+      // Events of many contacts (each its own ordering lane), committed beforehand: the clock runs from publish.
+      const events = Array.from({ length: n }, (_, i) =>
+        newEvent(business.businessId, 'contact.updated', { contact_id: `contact-${round}-${i}`, changed_fields: ['name'], updated_at: new Date().toISOString() }));
+      const write = pLimit(16);
+      await Promise.all(events.map((e) => write(() => db.send(new TransactWriteCommand({ TransactItems: [outboxPut(e)] })))));
+
+      const before = receiver.received.length;
+      counting = true;
+      let t = performance.now();
+      await publish(events);
+      await receiver.waitFor(before + n, 300_000);
+      pipeline.push(n / ((performance.now() - t) / 1000));
+      await queues.idle(60_000);
+      counting = false;
+
+      // Baseline: the same bodies, signed the same way, POSTed with the same concurrency over a pooled agent.
+      const agent = new Agent({ connections: concurrency });
+      const limit = pLimit(concurrency);
+      const before2 = receiver.received.length;
+      t = performance.now();
+      await Promise.all(events.map((e) => limit(async () => {
+        const body = serializePayload(e.event, e.data);
+        const headers = signedHeaders({ deliveryId: deliveryId(e.id, sub.id), event: e.event, body, secret: sub.secret });
+        const res = await request(receiver.url, { method: 'POST', headers, body, dispatcher: agent });
+        await res.body.dump();
+        if (res.statusCode >= 300) throw new Error(`baseline got ${res.statusCode}`);
+      })));
+      bare.push(n / ((performance.now() - t) / 1000));
+      if (receiver.received.length - before2 !== n) throw new Error('baseline lost requests');
+      await agent.close();
+    }
+  } finally {
+    await queues.stop();
+    await receiver.close();
+    dynamo.middlewareStack.remove('webhookBenchCounter');
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const spread = (xs: number[]) => Math.max(...xs) - Math.min(...xs);
+  return [{
+    name: `webhooks: deliveries/s, event to 2xx (${n} events, concurrency ${concurrency}, receiver ${RECEIVER_LATENCY_MS} ms)`,
+    value: median(pipeline),
+    spread: spread(pipeline),
+    unit: 'ops/s',
+    baseline: median(bare),
+    baselineName: 'bare sign + POST loop, same concurrency',
+    target: { minRatio: 0.7 },
+    note: `pipeline runs: ${pipeline.map((x) => x.toFixed(0)).join(', ')} /s; bare loop: ${bare.map((x) => x.toFixed(0)).join(', ')} /s; ` +
+      `${(tableRequests / (n * rounds)).toFixed(1)} DynamoDB requests per delivery (outbox, delivery record, ordering lane, lease)`,
+  }];
+}

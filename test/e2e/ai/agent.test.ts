@@ -1,0 +1,173 @@
+/**
+ * The whole AI loop through the local stack: the sandbox's customer writes, the upstream webhook reaches the
+ * service, the AI worker asks the sandbox's deterministic model and the reply goes out through the send path.
+ */
+import { startMessagingStack, randomPhone, type MessagingStack, type Tenant } from '../messages/stack.ts';
+
+let m: MessagingStack;
+beforeAll(async () => {
+  m = await startMessagingStack();
+}, 60_000);
+afterAll(() => m?.stop());
+
+const aiReplies = async (to: string) => (await m.sent(to)).filter((p: any) => p.type === 'text' && String(p.text?.body).startsWith('[AI]'));
+
+/** A fresh business whose agent answers at once (no debounce window) unless a test says otherwise. */
+async function tenant(debounceSeconds = 0): Promise<Tenant> {
+  const t = await m.tenant();
+  const res = await t.call('PATCH', '/agent/v1/settings', { debounceSeconds });
+  expect(res.status).toBe(200);
+  return t;
+}
+
+async function conversationOf(t: Tenant, phone: string): Promise<string> {
+  const list = await t.call('GET', '/conversations/v1?limit=100');
+  const found = list.body.conversations.find((c: any) => c.phoneNumber === phone);
+  if (!found) throw new Error(`no conversation with ${phone}`);
+  return found.id;
+}
+
+describe('the AI agent over the local stack', () => {
+  it('answers an inbound message when all four conditions hold, as a message sent by the AI', async () => {
+    // Prepare
+    const t = await tenant();
+    const from = randomPhone();
+
+    // Act
+    await t.inbound(from, 'Hola, ¿tienen envío a Monterrey?');
+
+    // Assess
+    const replies = await aiReplies(from);
+    expect(replies).toHaveLength(1);
+    expect(replies[0].text.body).toContain('Hola, ¿tienen envío a Monterrey?');
+    const cid = await conversationOf(t, from);
+    const messages = (await t.call('GET', `/conversations/v1/${cid}/messages`)).body.messages;
+    expect(messages[0]).toMatchObject({ direction: 'outbound', sentBy: 'ai', status: 'sent' });
+  });
+
+  it.each([
+    ['the global toggle is off', async (t: Tenant) => t.call('POST', '/agent/toggle', { enabled: false })],
+    ['a global pause runs', async (t: Tenant) => t.call('POST', '/agent/v1/pause', { duration: 5 })],
+    ['the conversation toggle is off', async (t: Tenant, cid: string) => t.call('PATCH', `/conversations/v1/${cid}/ai`, { aiEnabled: false })],
+    ['a conversation pause runs', async (t: Tenant, cid: string) => t.call('POST', `/conversations/v1/${cid}/ai/pause`, { duration: 5 })],
+  ])('stays silent when %s', async (_label, block) => {
+    // Prepare: a conversation that already got its first answer
+    const t = await tenant();
+    const from = randomPhone();
+    await t.inbound(from, 'first');
+    const cid = await conversationOf(t, from);
+    expect((await block(t, cid)).status).toBe(200);
+
+    // Act
+    await t.inbound(from, 'second');
+
+    // Assess
+    expect((await aiReplies(from)).map((r: any) => r.text.body)).toEqual([expect.stringContaining('"first"')]);
+  });
+
+  it('answers again by itself once a pause has ended', async () => {
+    // Prepare: a conversation paused until two seconds from now (the API's shortest pause is a minute)
+    const t = await tenant();
+    const from = randomPhone();
+    await t.inbound(from, 'first');
+    const cid = await conversationOf(t, from);
+    const { pauseConversationAi } = await import('#shared/ai/conversation-ai.ts');
+    const until = Date.now() + 2000;
+    await pauseConversationAi(t.businessId, cid, new Date(until).toISOString());
+    await t.inbound(from, 'while paused');
+
+    // Act
+    await new Promise((r) => setTimeout(r, Math.max(0, until - Date.now()) + 50));
+    await t.inbound(from, 'after the pause');
+
+    // Assess
+    const bodies = (await aiReplies(from)).map((r: any) => r.text.body);
+    expect(bodies).toHaveLength(2);
+    expect(bodies[1]).toContain('after the pause');
+  });
+
+  it('pauses the agent when a person replies through the API', async () => {
+    // Prepare
+    const t = await tenant();
+    const from = randomPhone();
+    await t.inbound(from, 'hello');
+
+    // Act
+    const human = await t.call('POST', '/messages/v1', { to: from, content: 'Hi, this is Ana from the team.' });
+    await t.inbound(from, 'thanks Ana');
+
+    // Assess
+    expect(human.status).toBe(200);
+    expect(await aiReplies(from)).toHaveLength(1);
+    const conversation = (await t.call('GET', `/conversations/v1/${human.body.data.conversationId}`)).body.conversation;
+    expect(Math.round((Date.parse(conversation.aiPausedUntil) - Date.now()) / 60_000)).toBe(5);
+  });
+
+  it('does not pause the agent for a send that carries its own ai control', async () => {
+    const t = await tenant();
+    const from = randomPhone();
+    await t.inbound(from, 'hello');
+    const sent = await t.call('POST', '/messages/v1', { to: from, content: 'An update for you', ai: { pause: false } });
+    expect(sent.status).toBe(200);
+    await t.inbound(from, 'ok');
+    expect(await aiReplies(from)).toHaveLength(2);
+  });
+
+  it('ai.pause on a send pauses the agent for pauseDuration minutes, ai.disable turns it off for good', async () => {
+    // Prepare
+    const t = await tenant();
+    const paused = randomPhone();
+    const disabled = randomPhone();
+    await t.inbound(paused, 'hello');
+    await t.inbound(disabled, 'hello');
+
+    // Act
+    const p = await t.call('POST', '/messages/v1', { to: paused, content: 'Let me check', ai: { pause: true, pauseDuration: 10 } });
+    const d = await t.call('POST', '/messages/v1', { to: disabled, content: 'A person takes it from here', ai: { disable: true } });
+    await t.inbound(paused, 'ok');
+    await t.inbound(disabled, 'ok');
+
+    // Assess
+    expect([p.status, d.status]).toEqual([200, 200]);
+    expect(await aiReplies(paused)).toHaveLength(1);
+    expect(await aiReplies(disabled)).toHaveLength(1);
+    const pc = (await t.call('GET', `/conversations/v1/${p.body.data.conversationId}`)).body.conversation;
+    const dc = (await t.call('GET', `/conversations/v1/${d.body.data.conversationId}`)).body.conversation;
+    expect(Math.round((Date.parse(pc.aiPausedUntil) - Date.now()) / 60_000)).toBe(10);
+    expect(dc.aiEnabled).toBe(false);
+  });
+
+  it('never replies twice when the queue redelivers the job', async () => {
+    // Prepare
+    const t = await tenant();
+    const from = randomPhone();
+    await t.inbound(from, 'just once please');
+    const cid = await conversationOf(t, from);
+    const inbound = (await t.call('GET', `/conversations/v1/${cid}/messages`)).body.messages.find((x: any) => x.direction === 'inbound');
+    const job = JSON.stringify({ businessId: t.businessId, conversationId: cid, messageId: inbound.id, receivedAt: inbound.createdAt });
+
+    // Act: the same job delivered again, twice at once
+    await Promise.all([m.stack.queues.send('ai', job), m.stack.queues.send('ai', job)]);
+    await m.stack.queues.idle();
+
+    // Assess
+    expect(await aiReplies(from)).toHaveLength(1);
+  });
+
+  it('gives several messages within the debounce window one answer', async () => {
+    const t = await tenant(1);
+    const from = randomPhone();
+    await Promise.all(['hi', 'I need help', 'with my order'].map((text, i) => m.sandbox('POST', '/__sandbox/inbound', { from, text, phone_number_id: t.phoneNumberId, timestamp: Math.floor(Date.now() / 1000) + i })));
+    await m.stack.queues.idle();
+    const replies = await aiReplies(from);
+    expect(replies).toHaveLength(1);
+    expect(replies[0].text.body).toContain('with my order');
+  });
+
+  it('retries a failed model call through the queue and then answers', async () => {
+    const t = await tenant();
+    const from = randomPhone();
+    await t.inbound(from, `ai-fail-once ${from}`);
+    expect(await aiReplies(from)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,370 @@
+/**
+ * Broadcasts through the local stack over HTTP: a segment broadcast personalised from contact fields, a
+ * scheduled one, a cancel mid-way, a worker that dies mid-send, the pacing limit, and the events.
+ *
+ * The pace is set low (LIMIT_MESSAGES_PER_MINUTE 600 → broadcasts at 540/min, about 8.7 a second) so that
+ * a few dozen recipients take a few seconds and the pacing can be seen.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+
+const ENV = {
+  LIMIT_MESSAGES_PER_MINUTE: '600',
+  // The tests poll; the per-key request limit is not what they are about.
+  LIMIT_REQUESTS_PER_MINUTE: '100000',
+  LIMIT_BULK_PER_MINUTE: '1000',
+  BROADCAST_LEASE_MS: '1500',
+  BROADCAST_LOOP_MS: '3000',
+};
+const previousEnv = Object.fromEntries([...Object.keys(ENV), 'UPSTREAM_BASE_URL'].map((k) => [k, process.env[k]]));
+Object.assign(process.env, ENV);
+
+// Generous: the timings below hold on a quiet machine, the time-outs leave room for a loaded one.
+jest.setTimeout(120_000);
+
+let stack: LocalStack;
+let key: string;
+let businessId: string;
+let receiver: Server;
+let receiverUrl: string;
+const received: { event: string; data: any }[] = [];
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+
+beforeAll(async () => {
+  // The service modules read UPSTREAM_BASE_URL once, possibly before the stack knows the sandbox's port: fix the port first.
+  const sandboxPort = await freePort();
+  process.env.UPSTREAM_BASE_URL = `http://127.0.0.1:${sandboxPort}`;
+  stack = await startLocalStack({ port: 0, sandboxPort, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 200 });
+  key = stack.demo!.apiKey;
+  businessId = stack.demo!.businessId;
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      try {
+        received.push(JSON.parse(body));
+      } catch {
+        /* not ours */
+      }
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  await new Promise((r) => receiver?.close(r));
+  for (const [k, val] of Object.entries(previousEnv)) {
+    if (val === undefined) delete process.env[k];
+    else process.env[k] = val;
+  }
+});
+
+const api = async (method: string, path: string, body?: unknown, apiKey = key) => {
+  const res = await fetch(`${stack.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+};
+
+let phoneSeq = Math.floor(Math.random() * 1e5);
+const phone = () => `+52166${String(Date.now() % 1e4).padStart(4, '0')}${String(++phoneSeq).padStart(5, '0')}`;
+
+async function otherTenant(): Promise<{ businessId: string; apiKey: string }> {
+  const { createBusiness } = await import('#shared/business/repository.ts');
+  const { createApiKey } = await import('#shared/auth/api-keys.ts');
+  const { SCOPES } = await import('#shared/auth/scopes.ts');
+  const business = await createBusiness('Other business');
+  return { businessId: business.businessId, apiKey: (await createApiKey(business.businessId, [...SCOPES])).apiKey };
+}
+
+/** Seeds contacts (see seed.ts) and answers their ids. */
+async function createContacts(list: Record<string, unknown>[], bid = businessId): Promise<string[]> {
+  const { contact, seedContacts } = await import('./seed.ts');
+  const seeded = await seedContacts(bid, list.map((fields) => contact(fields)));
+  return seeded.map((c) => c.id);
+}
+
+async function staticSegment(contactIds: string[]): Promise<string> {
+  const seg = await api('POST', '/segments', { name: `Audience ${phoneSeq}`, type: 'static' });
+  expect(seg.status).toBe(201);
+  const add = await api('POST', `/segments/${seg.body.data.id}/members`, { action: 'add', contactIds });
+  expect(add.status).toBe(200);
+  return seg.body.data.id;
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const broadcastIn = (id: string, statuses: string[]) =>
+  waitFor(`broadcast ${statuses.join('/')}`, async () => {
+    const res = await api('GET', `/broadcasts/v1/${id}`);
+    return statuses.includes(res.body.data.status) && res.body.data;
+  });
+
+async function allRecipients(id: string, status?: string) {
+  const out: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const q = new URLSearchParams({ limit: '7', ...(cursor ? { cursor } : {}), ...(status ? { status } : {}) });
+    const res = await api('GET', `/broadcasts/v1/${id}/recipients?${q}`);
+    expect(res.status).toBe(200);
+    out.push(...res.body.data);
+    cursor = res.body.next_cursor;
+  } while (cursor);
+  return out;
+}
+
+const sandboxSent = async (to: string): Promise<any[]> => (await (await fetch(`${stack.sandboxUrl}/__sandbox/sent?${new URLSearchParams({ to })}`)).json()) as any[];
+const sentList = (x: any): any[] => (Array.isArray(x) ? x : x.sent ?? x.messages ?? x.payloads ?? []);
+
+describe('broadcasts through the local stack', () => {
+  it('sends a template to a segment with parameters from contact fields, skips deleted and opted-out contacts, and emits its events', async () => {
+    // Prepare
+    const hook = await api('POST', '/user-webhooks', { name: 'broadcast events', url: receiverUrl, events: ['broadcast.sent', 'broadcast.completed', 'broadcast.failed'] });
+    expect(hook.status).toBe(201);
+    const people: { phone_number: string; name: string; custom_fields: Record<string, string> }[] = [
+      { phone_number: phone(), name: 'Ana López', custom_fields: { city: 'Monterrey' } },
+      { phone_number: phone(), name: 'Bruno', custom_fields: { city: 'Puebla' } },
+      { phone_number: phone(), name: 'Carla', custom_fields: {} },
+      { phone_number: phone(), name: 'Dora', custom_fields: { city: 'León' } },
+      { phone_number: phone(), name: 'Eli', custom_fields: { city: 'Tijuana' } },
+    ];
+    const ids = await createContacts(people);
+    const segmentId = await staticSegment(ids);
+    // After joining the segment, one contact opts out and one is deleted.
+    const { contact, seedContacts } = await import('./seed.ts');
+    await seedContacts(businessId, [
+      contact({ ...people[3], id: ids[3], opted_out: true }),
+      contact({ ...people[4], id: ids[4], deleted_at: new Date().toISOString() }),
+    ]);
+
+    // Act
+    const created = await api('POST', '/broadcasts/v1', {
+      name: 'Order update',
+      templateName: 'order_update',
+      template_parameters: ['{{contact.first_name}}', '{{custom_fields.city|tu ciudad}}'],
+      segment_id: segmentId,
+    });
+
+    // Assess
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ id: expect.any(String), name: 'Order update', status: 'running', audience: { type: 'segment', segment_id: segmentId } });
+    const done = await broadcastIn(created.body.data.id, ['completed']);
+    expect(done.counts).toMatchObject({ total: 5, sent: 3, failed: 0, skipped: 2, cancelled: 0, pending: 0 });
+
+    const recipients = await allRecipients(done.id);
+    const byContact = new Map(recipients.map((r) => [r.contact_id, r]));
+    expect(byContact.get(ids[0])).toMatchObject({ status: 'sent', phone_number: people[0].phone_number, message_id: expect.any(String), wamid: expect.any(String) });
+    expect(byContact.get(ids[3])).toMatchObject({ status: 'skipped', reason: 'opted_out', message_id: null });
+    expect(byContact.get(ids[4])).toMatchObject({ status: 'skipped', reason: 'deleted' });
+    expect((await allRecipients(done.id, 'skipped')).map((r) => r.contact_id).sort()).toEqual([ids[3], ids[4]].sort());
+
+    const ana = sentList(await sandboxSent(people[0].phone_number));
+    expect(ana).toHaveLength(1);
+    expect(JSON.stringify(ana[0])).toContain('"Ana"');
+    expect(JSON.stringify(ana[0])).toContain('Monterrey');
+    const carla = sentList(await sandboxSent(people[2].phone_number));
+    expect(JSON.stringify(carla[0])).toContain('tu ciudad');
+    expect(sentList(await sandboxSent(people[3].phone_number))).toHaveLength(0);
+
+    const events = await waitFor('broadcast events', async () => {
+      const mine = received.filter((e) => e.data?.broadcast_id === done.id);
+      return mine.some((e) => e.event === 'broadcast.completed') && mine;
+    });
+    expect(events.find((e) => e.event === 'broadcast.sent')?.data).toMatchObject({ broadcast_id: done.id, recipients: 5, skipped: 2 });
+    expect(events.find((e) => e.event === 'broadcast.completed')?.data.counts).toMatchObject({ total: 5, sent: 3, skipped: 2 });
+
+    const usage = await api('GET', `/segments/${segmentId}/usage`);
+    expect(JSON.stringify(usage.body)).toContain(done.id);
+  });
+
+  it('evaluates a dynamic segment once, when the broadcast starts', async () => {
+    // Prepare
+    const tag = `vip${phoneSeq}`;
+    const people = [
+      { phone_number: phone(), name: 'Hugo', tags: [tag] },
+      { phone_number: phone(), name: 'Iris', tags: [tag] },
+      { phone_number: phone(), name: 'Juan', tags: ['other'] },
+    ];
+    const ids = await createContacts(people);
+    const seg = await api('POST', '/segments', { name: `Dynamic ${tag}`, type: 'dynamic', rules: { version: 3, filters: { tags: { any: [tag] } } } });
+    expect(seg.status).toBe(201);
+
+    // Act
+    const created = await api('POST', '/broadcasts/v1', { name: 'VIP', templateName: 'order_update', template_parameters: ['{{contact.name}}', 'A-1'], audience: { segment_id: seg.body.data.id } });
+
+    // Assess
+    expect(created.status).toBe(201);
+    expect(created.body.data.audience).toEqual({ type: 'segment', segment_id: seg.body.data.id, segment_type: 'dynamic' });
+    const done = await broadcastIn(created.body.data.id, ['completed']);
+    expect(done.counts).toMatchObject({ total: 2, sent: 2 });
+    expect((await allRecipients(done.id)).map((r) => r.contact_id).sort()).toEqual([ids[0], ids[1]].sort());
+    expect(sentList(await sandboxSent(people[2].phone_number))).toHaveLength(0);
+  });
+
+  it('fails with broadcast.failed when the upstream rejects the template, and sends no more', async () => {
+    // Prepare
+    const people = Array.from({ length: 6 }, (_, i) => ({ phone_number: phone(), name: `T${i}` }));
+    const ids = await createContacts(people);
+
+    // Act
+    const created = await api('POST', '/broadcasts/v1', { name: 'Unknown template', templateName: 'no_such_template', contact_ids: ids });
+
+    // Assess
+    expect(created.status).toBe(201);
+    const failed = await broadcastIn(created.body.data.id, ['failed']);
+    expect(failed.error).toMatchObject({ code: '132000' });
+    await waitFor('sweep', async () => (await api('GET', `/broadcasts/v1/${failed.id}`)).body.data.counts.pending === 0);
+    const final = (await api('GET', `/broadcasts/v1/${failed.id}`)).body.data;
+    expect(final.counts.failed).toBeGreaterThanOrEqual(1);
+    expect(final.counts.failed + final.counts.cancelled).toBe(6);
+    const event = await waitFor('broadcast.failed', async () => received.find((e) => e.event === 'broadcast.failed' && e.data?.broadcast_id === failed.id));
+    expect(event.data).toMatchObject({ status: 'failed', error: { code: '132000' } });
+  });
+
+  it('starts a scheduled broadcast at send_at, not before', async () => {
+    // Prepare
+    const people = [{ phone_number: phone(), name: 'Fer' }, { phone_number: phone(), name: 'Gil' }];
+    const ids = await createContacts(people);
+    const sendAt = new Date(Date.now() + 2500).toISOString();
+
+    // Act
+    const created = await api('POST', '/broadcasts/v1', { name: 'Later', templateName: 'hello_world', language: 'en_US', contact_ids: ids, send_at: sendAt });
+
+    // Assess
+    expect(created.status).toBe(201);
+    expect(created.body.data).toMatchObject({ status: 'scheduled', send_at: sendAt, started_at: null });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await api('GET', `/broadcasts/v1/${created.body.data.id}`)).body.data.status).toBe('scheduled');
+    expect(sentList(await sandboxSent(people[0].phone_number))).toHaveLength(0);
+    const done = await broadcastIn(created.body.data.id, ['completed']);
+    expect(Date.parse(done.started_at)).toBeGreaterThanOrEqual(Date.parse(sendAt));
+    expect(done.counts).toMatchObject({ total: 2, sent: 2 });
+    const list = await api('GET', '/broadcasts/v1?status=completed');
+    expect(list.body.data.map((b: any) => b.id)).toContain(done.id);
+  });
+
+  it('cancels a running broadcast: what has not gone out is cancelled and never sent', async () => {
+    // Prepare
+    const people = Array.from({ length: 40 }, (_, i) => ({ phone_number: phone(), name: `P${i}` }));
+    const ids = await createContacts(people);
+    const created = await api('POST', '/broadcasts/v1', { name: 'Stop me', templateName: 'hello_world', language: 'en_US', contact_ids: ids });
+    const id = created.body.data.id;
+    await waitFor('first sends', async () => (await api('GET', `/broadcasts/v1/${id}`)).body.data.counts.sent >= 1);
+
+    // Act
+    const cancelled = await api('POST', `/broadcasts/v1/${id}/cancel`);
+
+    // Assess
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data.status).toBe('cancelled');
+    const final = await waitFor('sweep', async () => {
+      const b = (await api('GET', `/broadcasts/v1/${id}`)).body.data;
+      return b.counts.pending === 0 && b;
+    });
+    expect(final.status).toBe('cancelled');
+    expect(final.counts.sent).toBeLessThan(40);
+    expect(final.counts.cancelled).toBeGreaterThan(0);
+    const recipients = await allRecipients(id);
+    expect(recipients.filter((r) => r.status === 'failed')).toEqual([]);
+    expect(final.counts.sent + final.counts.cancelled).toBe(40);
+    for (const r of recipients) {
+      const got = sentList(await sandboxSent(r.phone_number));
+      expect([r.status, got.length]).toEqual(r.status === 'cancelled' ? ['cancelled', 0] : ['sent', 1]);
+    }
+    expect((await api('POST', `/broadcasts/v1/${id}/cancel`)).body).toMatchObject({ error: 'invalid_state' });
+  });
+
+  it('survives a worker dying between sending and recording, without sending anyone twice', async () => {
+    // Prepare
+    const { faults, SimulatedCrash } = await import('#shared/broadcasts/runner.ts');
+    const people = Array.from({ length: 12 }, (_, i) => ({ phone_number: phone(), name: `Q${i}` }));
+    const ids = await createContacts(people);
+    let crashes = 0;
+    faults.afterSend = (r) => {
+      if (r.contact_id === ids[4] && crashes === 0) {
+        crashes++;
+        throw new SimulatedCrash('worker died');
+      }
+    };
+
+    // Act
+    const created = await api('POST', '/broadcasts/v1', { name: 'Crash', templateName: 'hello_world', language: 'en_US', contact_ids: ids });
+    const done = await broadcastIn(created.body.data.id, ['completed']);
+    faults.afterSend = undefined;
+
+    // Assess
+    expect(crashes).toBe(1);
+    expect(done.counts).toMatchObject({ total: 12, sent: 12, failed: 0 });
+    for (const p of people) expect(sentList(await sandboxSent(p.phone_number))).toHaveLength(1);
+    const crashed = (await allRecipients(done.id)).find((r) => r.contact_id === ids[4]);
+    expect(crashed).toMatchObject({ status: 'sent', message_id: expect.any(String) });
+  });
+
+  it('paces sends within the budget it shares with ordinary sends', async () => {
+    // Prepare: ordinary sends have used all but 5 of this minute's broadcast room (stay inside one minute).
+    const { consumeOrdinarySend } = await import('#shared/broadcasts/budget.ts');
+    const { broadcastSettings } = await import('#shared/broadcasts/settings.ts');
+    if (Date.now() % 60_000 > 52_000) await new Promise((r) => setTimeout(r, 60_000 - (Date.now() % 60_000) + 100));
+    const tenant = await otherTenant();
+    const { db, table } = await import('#shared/store/client.ts');
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { keys } = await import('#shared/store/keys.ts');
+    const minute = Math.floor(Date.now() / 60_000) * 60;
+    await db.send(new PutCommand({ TableName: table(), Item: { ...keys.messageBudget(tenant.businessId, `M${minute}`), count: broadcastSettings.pacePerMinute - 6 } }));
+    expect(await consumeOrdinarySend(tenant.businessId)).toBe(true);
+    const people = Array.from({ length: 20 }, (_, i) => ({ phone_number: phone(), name: `R${i}` }));
+    const ids = await createContacts(people, tenant.businessId);
+
+    // Act
+    const created = await api('POST', '/broadcasts/v1', { name: 'Paced', templateName: 'hello_world', language: 'en_US', contact_ids: ids }, tenant.apiKey);
+    await waitFor('five sends', async () => (await api('GET', `/broadcasts/v1/${created.body.data.id}`, undefined, tenant.apiKey)).body.data.counts.sent >= 5);
+    await new Promise((r) => setTimeout(r, 2000));
+
+    // Assess: five went out this minute, the rest wait for the next one.
+    const b = (await api('GET', `/broadcasts/v1/${created.body.data.id}`, undefined, tenant.apiKey)).body.data;
+    expect(b.status).toBe('running');
+    expect(b.counts.sent).toBe(5);
+    expect(await consumeOrdinarySend(tenant.businessId)).toBe(true);
+    await api('POST', `/broadcasts/v1/${b.id}/cancel`, undefined, tenant.apiKey);
+  });
+
+  it('never sends faster than its pace', async () => {
+    // Prepare
+    const people = Array.from({ length: 30 }, (_, i) => ({ phone_number: phone(), name: `S${i}` }));
+    const ids = await createContacts(people);
+    const created = await api('POST', '/broadcasts/v1', { name: 'Timing', templateName: 'hello_world', language: 'en_US', contact_ids: ids });
+    const { broadcastSettings } = await import('#shared/broadcasts/settings.ts');
+
+    // Act
+    const done = await broadcastIn(created.body.data.id, ['completed']);
+
+    // Assess
+    expect(done.counts.sent).toBe(30);
+    const times = (await allRecipients(created.body.data.id)).map((r) => Date.parse(r.sent_at)).sort((a, b) => a - b);
+    const perSecond = broadcastSettings.pacePerMinute / 62;
+    // 30 messages at ~8.7/s need at least three whole seconds after the first one.
+    expect(times.at(-1)! - times[0]).toBeGreaterThanOrEqual((Math.ceil(30 / Math.ceil(perSecond)) - 1) * 1000 - 200);
+  }, 40_000);
+});

@@ -1,0 +1,279 @@
+/**
+ * The agent's rules against DynamoDB Local and a real (local, deterministic) chat-completions server.
+ * The send port records instead of sending: the whole send path is covered by the e2e test.
+ */
+import { localOutbox } from '#shared/queue/queue.ts';
+import { handleAiJob, type AgentPorts, type AiJob } from '#shared/ai/agent.ts';
+import { conversationHistory } from '#shared/ai/conversation-history.ts';
+import { getConversation } from '#shared/conversations/repository.ts';
+import { OpenAiCompatibleProvider } from '#shared/ai/providers/openai-compatible.ts';
+import { updateAiSettings } from '#shared/ai/settings.ts';
+import { pauseAfterHumanReply, pauseConversation, pauseGlobalAi, setGlobalAi, toggleConversationAi } from '#shared/ai/controls.ts';
+import { getConversationAi } from '#shared/ai/conversation-ai.ts';
+import { replyMarker } from '#shared/ai/reply-state.ts';
+import { ProviderError, type CompletionRequest } from '#shared/ai/providers/provider.ts';
+import { startAiResponder } from '#infra/local/sandbox/ai-responder.ts';
+import { newTenant, type TestTenant } from '../../support/api.ts';
+import { putConversation, putMessage } from './fixtures.ts';
+
+let responder: { url: string; close: () => Promise<void> };
+beforeAll(async () => {
+  responder = await startAiResponder();
+});
+afterAll(async () => {
+  await responder.close();
+});
+
+interface Sent { businessId: string; conversationId: string; to: string; text: string }
+
+/** Real history and a real HTTP provider; the send is recorded. */
+function ports(overrides: Partial<AgentPorts> = {}) {
+  const sent: Sent[] = [];
+  const requests: CompletionRequest[] = [];
+  const provider = new OpenAiCompatibleProvider({ baseUrl: `${responder.url}/v1`, timeoutMs: 5000, maxTokens: 100 });
+  const p: AgentPorts = {
+    recipient: async (bid, cid) => (await getConversation(bid, cid))?.phoneNumber,
+    history: conversationHistory,
+    send: async (businessId, conversationId, to, text) => {
+      sent.push({ businessId, conversationId, to, text });
+      return { sent: true, messageId: `m${sent.length}` };
+    },
+    provider: () => ({ name: 'test', complete: (r) => (requests.push(r), provider.complete(r)) }),
+    ...overrides,
+  };
+  return { ports: p, sent, requests };
+}
+
+let tenant: TestTenant;
+beforeEach(async () => {
+  tenant = await newTenant();
+  await updateAiSettings(tenant.businessId, { debounceSeconds: 0 });
+});
+
+async function inbound(text: string, conversationId?: string): Promise<AiJob> {
+  const cid = conversationId ?? (await putConversation(tenant.businessId));
+  const m = await putMessage(tenant.businessId, cid, 'inbound', text);
+  return { businessId: tenant.businessId, conversationId: cid, messageId: m.id, receivedAt: m.createdAt };
+}
+
+describe('the AI agent', () => {
+  it('answers an inbound message through the send path when all four conditions hold', async () => {
+    // Prepare
+    const job = await inbound('hola, do you ship to Mexico?');
+    const { ports: p, sent, requests } = ports();
+
+    // Act
+    const outcome = await handleAiJob(job, p);
+
+    // Assess
+    expect(outcome).toBe('replied');
+    expect(sent).toHaveLength(1);
+    expect(sent[0].to).toBe((await getConversation(tenant.businessId, job.conversationId))!.phoneNumber);
+    expect(sent[0].text).toContain('hola, do you ship to Mexico?');
+    expect(requests[0].turns).toEqual([{ role: 'user', content: 'hola, do you ship to Mexico?' }]);
+    expect(requests[0].system).toMatch(/assistant/);
+    expect(await replyMarker(tenant.businessId, job.messageId)).toMatchObject({ status: 'replied' });
+  });
+
+  it('uses the business system prompt and model, and the conversation history', async () => {
+    // Prepare
+    await updateAiSettings(tenant.businessId, { systemPrompt: 'Be a pirate.', model: 'pirate-1' });
+    const cid = await putConversation(tenant.businessId);
+    await putMessage(tenant.businessId, cid, 'inbound', 'first question');
+    await putMessage(tenant.businessId, cid, 'outbound', 'first answer', { sentBy: 'ai' });
+    await putMessage(tenant.businessId, cid, 'outbound', 'never arrived', { status: 'failed' });
+    const job = await inbound('second question', cid);
+    const { ports: p, requests } = ports();
+
+    // Act
+    await handleAiJob(job, p);
+
+    // Assess
+    expect(requests[0]).toEqual({
+      system: 'Be a pirate.',
+      model: 'pirate-1',
+      turns: [
+        { role: 'user', content: 'first question' },
+        { role: 'assistant', content: 'first answer' },
+        { role: 'user', content: 'second question' },
+      ],
+    });
+  });
+
+  it.each([
+    ['the global toggle is off', 'global_disabled', async (cid: string) => void (await setGlobalAi(tenant.businessId, false))],
+    ['a global pause runs', 'global_paused', async (cid: string) => void (await pauseGlobalAi(tenant.businessId, 10))],
+    ['the conversation toggle is off', 'conversation_disabled', async (cid: string) => void (await toggleConversationAi(tenant.businessId, cid, false, undefined))],
+    ['a conversation pause runs', 'conversation_paused', async (cid: string) => void (await pauseConversation(tenant.businessId, cid, 10))],
+  ])('stays silent when %s', async (_label, reason, block) => {
+    // Prepare
+    const job = await inbound('anyone there?');
+    await block(job.conversationId);
+    const { ports: p, sent } = ports();
+
+    // Act
+    const outcome = await handleAiJob(job, p);
+
+    // Assess
+    expect(outcome).toBe(`blocked:${reason}`);
+    expect(sent).toHaveLength(0);
+    expect(await replyMarker(tenant.businessId, job.messageId)).toBeUndefined();
+  });
+
+  it('answers again once a pause has ended, without any job lifting it', async () => {
+    // Prepare
+    const job = await inbound('still there?');
+    const { pausedUntil } = await pauseConversation(tenant.businessId, job.conversationId, 1);
+    await pauseGlobalAi(tenant.businessId, 1);
+    const { ports: p, sent } = ports();
+    const justBefore = () => new Date(Date.parse(pausedUntil) - 1000);
+    const justAfter = () => new Date(Date.parse(pausedUntil) + 1000);
+
+    // Act
+    const before = await handleAiJob(job, p, justBefore);
+    const after = await handleAiJob(job, p, justAfter);
+
+    // Assess
+    expect(before).toBe('blocked:global_paused');
+    expect(after).toBe('replied');
+    expect(sent).toHaveLength(1);
+  });
+
+  it('never replies twice to one inbound message, whether redelivered later or at the same time', async () => {
+    // Prepare
+    const job = await inbound('hello');
+    const { ports: p, sent } = ports();
+
+    // Act
+    const concurrent = await Promise.all([handleAiJob(job, p), handleAiJob(job, p), handleAiJob({ ...job, phase: 'answer' }, p)]);
+    const later = await handleAiJob(job, p);
+
+    // Assess
+    expect(concurrent.filter((o) => o === 'replied')).toHaveLength(1);
+    expect(later).toBe('duplicate');
+    expect(sent).toHaveLength(1);
+  });
+
+  it('gives several inbound messages within the debounce window one answer that sees them all', async () => {
+    // Prepare
+    await updateAiSettings(tenant.businessId, { debounceSeconds: 2 });
+    const first = await inbound('hi');
+    const second = await inbound('I have a question', first.conversationId);
+    const third = await inbound('about my order', first.conversationId);
+    const { ports: p, sent, requests } = ports();
+    localOutbox.length = 0;
+
+    // Act: the first deliveries (in arrival order) re-queue themselves for the window...
+    const firstPass = [];
+    for (const j of [first, second, third]) firstPass.push(await handleAiJob(j, p));
+    const delayed = localOutbox.splice(0).filter((m) => m.queue === 'ai');
+    // ...and after it only the newest answers.
+    const secondPass = await Promise.all(delayed.map((m) => handleAiJob(JSON.parse(m.body), p)));
+
+    // Assess
+    expect(firstPass).toEqual(['debounced', 'debounced', 'debounced']);
+    expect(delayed.map((m) => m.options.delaySeconds)).toEqual([2, 2, 2]);
+    expect(secondPass.sort()).toEqual(['replied', 'superseded', 'superseded']);
+    expect(sent).toHaveLength(1);
+    expect(requests[0].turns).toEqual([{ role: 'user', content: 'hi\nI have a question\nabout my order' }]);
+  });
+
+  it('drops an older message that arrives after a newer one was recorded', async () => {
+    await updateAiSettings(tenant.businessId, { debounceSeconds: 2 });
+    const older = await inbound('older');
+    const newer = await inbound('newer', older.conversationId);
+    const { ports: p } = ports();
+    localOutbox.length = 0;
+    expect(await handleAiJob(newer, p)).toBe('debounced');
+    expect(await handleAiJob(older, p)).toBe('superseded');
+    expect(localOutbox.filter((m) => m.queue === 'ai')).toHaveLength(1);
+    localOutbox.length = 0;
+  });
+
+  it('lets a provider failure throw and answers on the retry', async () => {
+    // Prepare: the sandbox responder fails the first request for this text
+    const job = await inbound(`ai-fail-once ${job_id()}`);
+    const { ports: p, sent } = ports();
+
+    // Act
+    const first = await handleAiJob(job, p).catch((err) => err);
+    const markerAfterFailure = await replyMarker(tenant.businessId, job.messageId);
+    const retry = await handleAiJob(job, p);
+
+    // Assess
+    expect(first).toBeInstanceOf(ProviderError);
+    expect(markerAfterFailure).toBeUndefined();
+    expect(retry).toBe('replied');
+    expect(sent).toHaveLength(1);
+  });
+
+  it('does not answer when a person replied while the model was thinking', async () => {
+    // Prepare
+    const job = await inbound('can a human help me?');
+    const slow = ports();
+    const { ports: p, sent } = ports({
+      provider: () => ({
+        name: 'slow',
+        complete: async (r) => {
+          await pauseAfterHumanReply(tenant.businessId, job.conversationId);
+          return slow.ports.provider().complete(r);
+        },
+      }),
+    });
+
+    // Act
+    const outcome = await handleAiJob(job, p);
+
+    // Assess
+    expect(outcome).toBe('blocked:conversation_paused');
+    expect(sent).toHaveLength(0);
+    expect(await replyMarker(tenant.businessId, job.messageId)).toMatchObject({ status: 'skipped' });
+  });
+
+  it('has nothing to answer when the last message is already a reply', async () => {
+    const job = await inbound('hi');
+    await putMessage(tenant.businessId, job.conversationId, 'outbound', 'a person answered');
+    const { ports: p, sent } = ports();
+    expect(await handleAiJob(job, p)).toBe('nothing_to_answer');
+    expect(sent).toHaveLength(0);
+  });
+
+  it('settles as failed, without retrying, when the upstream refuses the reply', async () => {
+    const job = await inbound('hi');
+    const { ports: p } = ports({ send: async () => ({ sent: false, error: 'message_delivery_failed' }) });
+    expect(await handleAiJob(job, p)).toBe('send_failed');
+    expect(await replyMarker(tenant.businessId, job.messageId)).toMatchObject({ status: 'failed' });
+    expect(await handleAiJob(job, p)).toBe('duplicate');
+  });
+});
+
+describe('handoff after a human reply', () => {
+  it('pauses the AI in the conversation for the business handoff pause', async () => {
+    const cid = await putConversation(tenant.businessId);
+    await pauseAfterHumanReply(tenant.businessId, cid);
+    const until = (await getConversationAi(tenant.businessId, cid))!.aiPausedUntil!;
+    expect(Math.round((Date.parse(until) - Date.now()) / 60_000)).toBe(5);
+  });
+
+  it('follows the configured minutes, and 0 turns it off', async () => {
+    const cid = await putConversation(tenant.businessId);
+    await updateAiSettings(tenant.businessId, { handoffPauseMinutes: 0 });
+    await pauseAfterHumanReply(tenant.businessId, cid);
+    expect((await getConversationAi(tenant.businessId, cid))!.aiPausedUntil).toBeNull();
+    await updateAiSettings(tenant.businessId, { handoffPauseMinutes: 30 });
+    await pauseAfterHumanReply(tenant.businessId, cid);
+    expect(Math.round((Date.parse((await getConversationAi(tenant.businessId, cid))!.aiPausedUntil!) - Date.now()) / 60_000)).toBe(30);
+  });
+
+  it('never shortens a longer pause set on purpose', async () => {
+    const cid = await putConversation(tenant.businessId);
+    const { pausedUntil } = await pauseConversation(tenant.businessId, cid, 120);
+    await pauseAfterHumanReply(tenant.businessId, cid);
+    expect((await getConversationAi(tenant.businessId, cid))!.aiPausedUntil).toBe(pausedUntil);
+  });
+});
+
+let n = 0;
+function job_id() {
+  return `${Date.now()}-${++n}`;
+}

@@ -1,0 +1,107 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { invoke, newTenant } from '../../support/api.ts';
+import { createApiKey } from '#shared/auth/api-keys.ts';
+import { addAgent } from '#shared/team/repository.ts';
+import { findOrCreateConversation } from '#shared/conversations/repository.ts';
+import { getContact } from '#shared/contacts/repository.ts';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import { localOutbox } from '#shared/queue/queue.ts';
+
+const eventsOf = (businessId: string, name: string) =>
+  localOutbox.filter((m) => m.queue === 'events').map((m) => JSON.parse(m.body)).filter((e) => e.businessId === businessId && e.event === name);
+
+const conversationAgent = async (businessId: string, conversationId: string) =>
+  (await db.send(new GetCommand({ TableName: table(), Key: keys.conversation(businessId, conversationId), ConsistentRead: true }))).Item!.assignedAgentId ?? null;
+
+const counters = async (apiKey: string) =>
+  Object.fromEntries((await invoke('GET /team/v1', { apiKey })).body.agents.map((a: any) => [a.email, a.assigned_conversations]));
+
+describe('agent assignment through contacts', () => {
+  it('assigns, reassigns and unassigns the open conversation with exact counters and events', async () => {
+    // Prepare: a contact with an open conversation, two agents
+    const t = await newTenant();
+    const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
+    const bo = await addAgent(t.businessId, { email: 'bo@x.com' });
+    const contact = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550801' } })).body.contact;
+    const { conversation } = await findOrCreateConversation(t.businessId, (await getContact(t.businessId, contact.id))!);
+    const patch = (assigned_agent_id: string | null) => invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: contact.id }, body: { assigned_agent_id } });
+
+    // Act + Assess, step by step
+    expect((await patch(ana.id)).body.contact.assigned_agent_id).toBe(ana.id);
+    expect(await conversationAgent(t.businessId, conversation.id)).toBe(ana.id);
+    expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 1, 'bo@x.com': 0 });
+
+    await patch(bo.id);
+    expect(await conversationAgent(t.businessId, conversation.id)).toBe(bo.id);
+    expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 0, 'bo@x.com': 1 });
+
+    await patch(null);
+    expect(await conversationAgent(t.businessId, conversation.id)).toBeNull();
+    expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 0, 'bo@x.com': 0 });
+
+    const assigned = eventsOf(t.businessId, 'conversation.assigned').map((e) => e.data);
+    expect(assigned).toEqual([
+      expect.objectContaining({ conversation_id: conversation.id, contact_id: contact.id, agent_id: ana.id, previous_agent_id: null }),
+      expect.objectContaining({ conversation_id: conversation.id, agent_id: bo.id, previous_agent_id: ana.id }),
+    ]);
+    expect(eventsOf(t.businessId, 'conversation.unassigned').map((e) => e.data)).toEqual([
+      expect.objectContaining({ conversation_id: conversation.id, contact_id: contact.id, previous_agent_id: bo.id }),
+    ]);
+  });
+
+  it('assigns future conversations of a contact created with an agent', async () => {
+    const t = await newTenant();
+    const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
+    const contact = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550802', assigned_agent_id: ana.id } })).body.contact;
+
+    const { conversation } = await findOrCreateConversation(t.businessId, (await getContact(t.businessId, contact.id))!);
+
+    expect(contact.assigned_agent_id).toBe(ana.id);
+    expect(conversation.assignedAgentId).toBe(ana.id);
+    expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 1 });
+  });
+
+  it('answers 400 for an agent of another business', async () => {
+    const t = await newTenant();
+    const other = await newTenant();
+    const theirs = await addAgent(other.businessId, { email: 'them@x.com' });
+    const contact = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550803' } })).body.contact;
+
+    const res = await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: contact.id }, body: { assigned_agent_id: theirs.id } });
+
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('validation_error');
+    expect(res.body.details.assigned_agent_id).toBeDefined();
+  });
+
+  it('keeps assigned_conversations exact under 50 concurrent reassignments', async () => {
+    // Prepare: 5 contacts with open conversations, 3 agents
+    const t = await newTenant();
+    const apiKeys = await Promise.all([0, 1].map(() => createApiKey(t.businessId, ['contacts:write']).then((k) => k.apiKey)));
+    const agents = await Promise.all(['a', 'b', 'c'].map((n) => addAgent(t.businessId, { email: `${n}@x.com` })));
+    const contacts: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const c = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: `+1415555090${i}` } })).body.contact;
+      await findOrCreateConversation(t.businessId, (await getContact(t.businessId, c.id))!);
+      contacts.push(c.id);
+    }
+
+    // Act
+    const choices = [...agents.map((a) => a.id), null];
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) =>
+      invoke('PATCH /contacts/v1/{id}', { apiKey: apiKeys[i % 2], params: { id: contacts[i % 5] }, body: { assigned_agent_id: choices[Math.floor(Math.random() * choices.length)] } })));
+
+    // Assess: each agent's counter equals the conversations the table assigns to it, and each contact agrees with its conversation
+    expect(results.filter((r) => r.status !== 200).map((r) => r.body)).toEqual([]);
+    const convs = (await db.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `B#${t.businessId}`, ':p': 'CONV#' }, ConsistentRead: true }))).Items!;
+    expect(convs).toHaveLength(5);
+    for (const a of agents) {
+      const item = (await db.send(new GetCommand({ TableName: table(), Key: keys.agent(t.businessId, a.id), ConsistentRead: true }))).Item!;
+      expect({ agent: a.email, count: Number(item.assigned_conversations ?? 0) }).toEqual({ agent: a.email, count: convs.filter((c) => c.assignedAgentId === a.id).length });
+    }
+    for (const conv of convs) {
+      expect((await getContact(t.businessId, conv.contactId))!.assigned_agent_id).toBe(conv.assignedAgentId ?? null);
+    }
+  });
+});

@@ -1,0 +1,118 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { invoke, newTenant } from '../../support/api.ts';
+import { createApiKey } from '#shared/auth/api-keys.ts';
+import { db, table } from '#shared/store/client.ts';
+import { localOutbox } from '#shared/queue/queue.ts';
+
+const eventsOf = (businessId: string, name: string) =>
+  localOutbox.filter((m) => m.queue === 'events').map((m) => JSON.parse(m.body)).filter((e) => e.businessId === businessId && e.event === name);
+
+const queryPrefix = async (businessId: string, prefix: string) => {
+  const out = await db.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `B#${businessId}`, ':p': prefix }, ConsistentRead: true }));
+  return out.Items ?? [];
+};
+
+const bulk = (apiKey: string, body: object) => invoke('POST /contacts/v1/bulk', { apiKey, body });
+const phones = (n: number, base = 4155551000) => Array.from({ length: n }, (_, i) => `+1${base + i}`);
+
+describe('POST /contacts/v1/bulk', () => {
+  it('creates 100 contacts (200), one contact.created each, with contact_id and phone_number per result', async () => {
+    // Prepare
+    const t = await newTenant();
+
+    // Act
+    const res = await bulk(t.apiKey, { operation: 'create', contacts: phones(100).map((phone_number, i) => ({ phone_number, name: `C${i}`, tags: ['imported'] })) });
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ operation: 'create', success_count: 100, error_count: 0 });
+    expect(res.body.results[7]).toEqual({ success: true, contact_id: expect.any(String), phone_number: '+14155551007' });
+    const items = await queryPrefix(t.businessId, 'CONTACT#');
+    expect(items).toHaveLength(100);
+    expect(items.every((i) => i.origin === 'bulk' && typeof i.proj === 'string')).toBe(true);
+    expect(eventsOf(t.businessId, 'contact.created')).toHaveLength(100);
+  });
+
+  it('answers 207 with per-item errors: duplicate_contact (existing and in-request), invalid_phone_number', async () => {
+    const t = await newTenant();
+    const existing = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155552000' } })).body.contact;
+
+    const res = await bulk(t.apiKey, {
+      operation: 'create',
+      contacts: [{ phone_number: '+14155552000' }, { phone_number: '+14155552001' }, { phone_number: '1 415 555 2001' }, { phone_number: 'garbage' }, { name: 'no phone' }],
+    });
+
+    expect(res.status).toBe(207);
+    expect(res.body).toMatchObject({ operation: 'create', success_count: 1, error_count: 4 });
+    const [dup, ok, dupInRequest, bad, none] = res.body.results;
+    expect(dup).toMatchObject({ success: false, error: 'duplicate_contact', existing_contact_id: existing.id, phone_number: '+14155552000' });
+    expect(ok).toMatchObject({ success: true, phone_number: '+14155552001' });
+    expect(dupInRequest).toMatchObject({ success: false, error: 'duplicate_contact', existing_contact_id: ok.contact_id });
+    expect(bad).toMatchObject({ success: false, error: 'invalid_phone_number' });
+    expect(none).toMatchObject({ success: false, error: 'invalid_phone_number' });
+  });
+
+  it('answers 207 with success_count 0 when every item fails', async () => {
+    const t = await newTenant();
+    const res = await bulk(t.apiKey, { operation: 'delete', contact_ids: ['00000000-0000-4000-8000-000000000000'] });
+    expect(res.status).toBe(207);
+    expect(res.body).toEqual({ operation: 'delete', success_count: 0, error_count: 1, results: [{ success: false, contact_id: '00000000-0000-4000-8000-000000000000', error: 'not_found', message: expect.any(String) }] });
+  });
+
+  it('updates, tags, untags, sets the funnel stage and deletes, with not_found per unknown id and events per contact', async () => {
+    const t = await newTenant();
+    const created = (await bulk(t.apiKey, { operation: 'create', contacts: phones(3, 4155553000).map((phone_number) => ({ phone_number, tags: ['old'] })) })).body.results;
+    const ids: string[] = created.map((r: any) => r.contact_id);
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const stage = (await invoke('POST /funnel/v1/stages', { apiKey: t.apiKey, body: { name: 'Lead' } })).body.stage;
+
+    const upd = await bulk(t.apiKey, { operation: 'update', contacts: [{ id: ids[0], add_tags: ['x'], custom_fields: { plan: 'pro' } }, { id: unknown, add_tags: ['x'] }] });
+    const add = await bulk(t.apiKey, { operation: 'add_tags', contact_ids: ids, tags: ['vip', 'x'] });
+    const rem = await bulk(t.apiKey, { operation: 'remove_tags', contact_ids: [ids[1], ids[2]], tags: ['OLD'] });
+    const set = await bulk(t.apiKey, { operation: 'set_funnel_stage', contact_ids: [...ids, 'not-a-uuid'], funnel_stage_id: stage.id });
+    const countAfterSet = (await invoke('GET /funnel/v1/stages/{id}', { apiKey: t.apiKey, params: { id: stage.id } })).body.stage.contact_count;
+    const del = await bulk(t.apiKey, { operation: 'delete', contact_ids: [ids[0]] });
+    const k2 = (await createApiKey(t.businessId, ['contacts:read', 'funnels:read'])).apiKey;
+    const countAfterDelete = (await invoke('GET /funnel/v1/stages/{id}', { apiKey: k2, params: { id: stage.id } })).body.stage.contact_count;
+
+    expect(upd.status).toBe(207);
+    expect(upd.body.results).toEqual([{ success: true, contact_id: ids[0] }, { success: false, contact_id: unknown, error: 'not_found', message: expect.any(String) }]);
+    expect(add.status).toBe(200);
+    expect(rem.status).toBe(200);
+    expect(set.status).toBe(207);
+    expect(set.body.results[3]).toMatchObject({ success: false, error: 'not_found' });
+    expect(countAfterSet).toBe(3);
+    expect(del.status).toBe(200);
+    expect(countAfterDelete).toBe(2);
+    const get = (id: string) => invoke('GET /contacts/v1/{id}', { apiKey: k2, params: { id } }).then((r) => r.body.contact);
+    expect(await get(ids[1])).toMatchObject({ tags: ['vip', 'x'], funnel_stage_id: stage.id });
+    expect((await invoke('GET /contacts/v1/{id}', { apiKey: k2, params: { id: ids[0] } })).status).toBe(404);
+    expect(eventsOf(t.businessId, 'contact.stage_changed').map((e) => e.data.contact_id).sort()).toEqual([...ids].sort());
+    expect(eventsOf(t.businessId, 'contact.deleted').map((e) => e.data.contact_id)).toEqual([ids[0]]);
+    // update (1) + add_tags (3) + remove_tags (2)
+    expect(eventsOf(t.businessId, 'contact.updated')).toHaveLength(6);
+  });
+
+  it.each([
+    [{ operation: 'merge', contact_ids: ['00000000-0000-4000-8000-000000000000'] }, 400],
+    [{ operation: 'create', contacts: phones(101).map((phone_number) => ({ phone_number })) }, 400],
+    [{ operation: 'delete', contact_ids: Array.from({ length: 101 }, () => '00000000-0000-4000-8000-000000000000') }, 400],
+    [{ operation: 'add_tags', contact_ids: ['00000000-0000-4000-8000-000000000000'] }, 400],
+    [{ operation: 'delete' }, 400],
+    [{ operation: 'set_funnel_stage', contact_ids: ['00000000-0000-4000-8000-000000000000'] }, 400],
+    [{ operation: 'set_funnel_stage', contact_ids: ['00000000-0000-4000-8000-000000000000'], funnel_stage_id: '00000000-0000-4000-8000-000000000001' }, 404],
+  ])('refuses the request %#', async (body, status) => {
+    const t = await newTenant();
+    const res = await bulk(t.apiKey, body);
+    expect(res.status).toBe(status);
+    expect(res.body.error).toBe(status === 404 ? 'not_found' : 'validation_error');
+  });
+
+  it('limits bulk requests to 10 per minute per key', async () => {
+    const t = await newTenant();
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await bulk(t.apiKey, { operation: 'delete', contact_ids: ['00000000-0000-4000-8000-000000000000'] })).status);
+    expect(statuses.slice(0, 10).every((s) => s === 207)).toBe(true);
+    expect(statuses[10]).toBe(429);
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * Media jobs through the in-process queues and the real media worker module: the wait budget, the
+ * hand-off to a finisher past the budget, client failures as outcomes, and retries of transient faults.
+ */
+import { startMediaHarness, serveFiles, type MediaHarness } from './harness.ts';
+import { smallPng } from './files.ts';
+
+let harness: MediaHarness;
+let server: Awaited<ReturnType<typeof serveFiles>>;
+let queues: import('#infra/local/queues.ts').LocalQueues;
+let jobs: typeof import('#shared/media/jobs.ts');
+let tenant: { businessId: string; phoneNumberId: string };
+
+beforeAll(async () => {
+  harness = await startMediaHarness();
+  const api = await import('../../support/api.ts');
+  const { LocalQueues } = await import('#infra/local/queues.ts');
+  jobs = await import('#shared/media/jobs.ts');
+  tenant = await api.newTenant();
+  queues = new LocalQueues({ retryDelayMs: 50 }).start();
+  server = await serveFiles({ '/sandbox-unreachable/pic.png': { bytes: await smallPng(), contentType: 'image/png' } });
+});
+
+afterAll(async () => {
+  await queues?.stop();
+  await server?.close();
+  await harness?.stop();
+});
+
+const proxyJob = (path: string, extra: Record<string, unknown> = {}) => ({
+  businessId: tenant.businessId,
+  phoneNumberId: tenant.phoneNumberId,
+  reason: 'proxy' as const,
+  request: { type: 'image' as const, media: { link: server.url(path) } },
+  ...extra,
+});
+
+describe('media jobs', () => {
+  it('answers the prepared media when the worker finishes within the budget', async () => {
+    // Act
+    const result = await jobs.prepareThroughWorker(proxyJob('/sandbox-unreachable/pic.png'), 10_000);
+    // Assess
+    expect(result).toMatchObject({ status: 'ready', prepared: { type: 'image', action: 'proxied', media: { id: expect.any(String) } } });
+  });
+
+  it('throws the client error the worker recorded (no retry)', async () => {
+    // Act
+    const attempt = jobs.prepareThroughWorker(proxyJob('/nothing-here.png'), 10_000);
+    // Assess
+    await expect(attempt).rejects.toMatchObject({ status: 400, body: { error: 'media_download_failed' } });
+    expect(queues.deadLetters).toHaveLength(0);
+  });
+
+  it('past the budget answers queued and the worker finishes the send through the finisher, once', async () => {
+    // Prepare
+    const finished: unknown[] = [];
+    jobs.registerMediaJobFinisher('test-finisher', async (job, outcome) => {
+      finished.push({ context: job.context, outcome });
+    });
+    // Act
+    const result = await jobs.prepareThroughWorker(proxyJob('/sandbox-unreachable/pic.png', { finisher: 'test-finisher', context: { messageId: 'm1' } }), 0);
+    await queues.idle();
+    // Assess
+    expect(result.status).toBe('queued');
+    expect(finished).toEqual([{ context: { messageId: 'm1' }, outcome: { status: 'done', prepared: expect.objectContaining({ action: 'proxied' }) } }]);
+    const record = await jobs.getMediaJob(tenant.businessId, result.jobId);
+    expect(record).toMatchObject({ status: 'done', handedOff: true });
+  });
+
+  it('retries a transient upstream fault and then succeeds', async () => {
+    // Prepare: the next upload to the upstream answers 500 (the client makes one attempt in these tests).
+    harness.sandbox.state.faults.push({ kind: 'error500', remaining: 1, target: 'media' });
+    // Act
+    const result = await jobs.prepareThroughWorker(proxyJob('/sandbox-unreachable/pic.png'), 10_000);
+    // Assess
+    expect(result.status).toBe('ready');
+    expect(harness.sandbox.state.faults).toHaveLength(0);
+  });
+});

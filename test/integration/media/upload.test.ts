@@ -1,0 +1,135 @@
+/** POST /media/v1 through API Gateway events, against DynamoDB Local, a local S3 and the upstream sandbox. */
+import { startMediaHarness, invokeMultipart, type MediaHarness } from './harness.ts';
+import { noisePng, smallJpeg, smallPng, smallWebp, tinyPdf, toneMp3, toneOpus, toneVorbis, smallMp4 } from './files.ts';
+
+let harness: MediaHarness;
+let api: typeof import('../../support/api.ts');
+let tenant: Awaited<ReturnType<typeof api.newTenant>>;
+
+beforeAll(async () => {
+  harness = await startMediaHarness();
+  api = await import('../../support/api.ts');
+  tenant = await api.newTenant();
+});
+
+afterAll(async () => harness.stop());
+
+describe('POST /media/v1', () => {
+  it.each([
+    ['image', 'photo.png', smallPng, 'image/png'],
+    ['image', 'photo.jpg', smallJpeg, 'image/jpeg'],
+    ['sticker', 'sticker.webp', smallWebp, 'image/webp'],
+    ['document', 'invoice.pdf', async () => tinyPdf(), 'application/pdf'],
+    ['document', 'notes.txt', async () => Buffer.from('plain text notes\nline two\n'), 'text/plain'],
+    ['audio', 'song.mp3', () => toneMp3(1), 'audio/mpeg'],
+    ['audio', 'voice.ogg', () => toneOpus(1), 'audio/ogg'],
+    ['video', 'clip.mp4', smallMp4, 'video/mp4'],
+  ] as const)('accepts a %s (%s) and answers the Uploaded media result', async (type, filename, make, mime) => {
+    // Prepare
+    const bytes = await make();
+    // Act
+    const res = await invokeMultipart(tenant.apiKey, { type }, { bytes, filename, mimeType: 'application/octet-stream' });
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ media_id: expect.any(String), mime_type: mime, file_size: bytes.length, type });
+    const stored = harness.sandbox.state.media.get(res.body.media_id);
+    expect(stored.phoneNumberId).toBe(tenant.phoneNumberId);
+    expect(Buffer.compare(stored.bytes, bytes)).toBe(0);
+  });
+
+  it('records the media id with an expiry about 30 days ahead', async () => {
+    // Prepare
+    const { getMedia } = await import('#shared/media/repository.ts');
+    // Act
+    const res = await invokeMultipart(tenant.apiKey, { type: 'image' }, { bytes: await smallPng(), filename: 'a.png' });
+    // Assess
+    const record = await getMedia(tenant.businessId, res.body.media_id);
+    const days = (Date.parse(record!.expiresAt) - Date.now()) / 86_400_000;
+    expect(days).toBeGreaterThan(29.9);
+    expect(days).toBeLessThan(30.1);
+  });
+
+  it('detects the type from the bytes, not the file name or declared MIME type', async () => {
+    // Prepare: a PDF dressed up as a JPEG.
+    const bytes = tinyPdf();
+    // Act
+    const res = await invokeMultipart(tenant.apiKey, { type: 'image' }, { bytes, filename: 'photo.jpg', mimeType: 'image/jpeg' });
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('unsupported_media_type');
+    expect(res.body.message).toContain('image/jpeg, image/png, image/webp');
+    expect(res.body.detected_mime_type).toBe('application/pdf');
+  });
+
+  it('refuses OGG that is not Opus', async () => {
+    const res = await invokeMultipart(tenant.apiKey, { type: 'audio' }, { bytes: await toneVorbis(1), filename: 'a.ogg' });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/Opus/);
+  });
+
+  it('refuses a PNG as a sticker, listing WebP', async () => {
+    const res = await invokeMultipart(tenant.apiKey, { type: 'sticker' }, { bytes: await smallPng(), filename: 's.png' });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain('image/webp');
+  });
+
+  it('answers 413 stating the maximum for an image over 5 MB', async () => {
+    // Prepare: an uncompressed noise PNG of about 6.2 MB.
+    const bytes = await noisePng(1440, 1440);
+    expect(bytes.length).toBeGreaterThan(5 * 1024 * 1024);
+    // Act
+    const res = await invokeMultipart(tenant.apiKey, { type: 'image' }, { bytes, filename: 'big.png' });
+    // Assess
+    expect(res.status).toBe(413);
+    expect(res.body.error).toBe('media_too_large');
+    expect(res.body.message).toContain('5 MB');
+  });
+
+  it('answers 413 for a sticker over 500 KB', async () => {
+    const bytes = Buffer.concat([await smallWebp(), Buffer.alloc(520 * 1024)]);
+    const res = await invokeMultipart(tenant.apiKey, { type: 'sticker' }, { bytes, filename: 's.webp' });
+    expect(res.status).toBe(413);
+    expect(res.body.message).toContain('500 KB');
+  });
+
+  it('refuses JSON with a 400, never a 500', async () => {
+    // Act
+    const res = await api.invoke('POST /media/v1', { apiKey: tenant.apiKey, body: { type: 'image', file: 'abc' } });
+    // Assess
+    expect(res.status).toBe(400);
+    expect(['validation_error', 'invalid_json']).toContain(res.body.error);
+  });
+
+  it.each([
+    ['a missing type', {}, true, 'type'],
+    ['an unknown type', { type: 'gif' }, true, 'type'],
+    ['a missing file', { type: 'image' }, false, 'file'],
+  ])('answers 400 validation_error for %s', async (_name, fields, withFile, field) => {
+    // Act
+    const res = await invokeMultipart(tenant.apiKey, fields as Record<string, string>, withFile ? { bytes: await smallPng() } : undefined);
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('validation_error');
+    expect(Object.keys(res.body.details)).toContain(field);
+  });
+
+  it('answers a clear 400 for a business without a messaging account', async () => {
+    // Prepare: a business item without a phone number id.
+    const { db, table } = await import('#shared/store/client.ts');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { keys } = await import('#shared/store/keys.ts');
+    const other = await api.newTenant();
+    await db.send(new UpdateCommand({ TableName: table(), Key: keys.business(other.businessId), UpdateExpression: 'REMOVE phoneNumberId' }));
+    // Act
+    const res = await invokeMultipart(other.apiKey, { type: 'image' }, { bytes: await smallPng() });
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('messaging_not_configured');
+  });
+
+  it('needs the messages:write scope', async () => {
+    const readOnly = await api.newTenant(['messages:read']);
+    const res = await invokeMultipart(readOnly.apiKey, { type: 'image' }, { bytes: await smallPng() });
+    expect(res.status).toBe(403);
+  });
+});

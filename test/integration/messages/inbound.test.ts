@@ -1,0 +1,183 @@
+/**
+ * Upstream webhooks: the verification handshake, the signature check, incoming messages (stored once,
+ * contact and conversation created, window opened, message.received, AI job) and delivery statuses
+ * (forward only, out-of-order and duplicate deliveries change nothing).
+ */
+import { createHmac } from 'node:crypto';
+import { startHarness, randomPhone, type Harness } from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h?.stop());
+
+const sign = (body: string) => `sha256=${createHmac('sha256', process.env.UPSTREAM_APP_SECRET!).update(body).digest('hex')}`;
+
+describe('GET /webhooks/upstream', () => {
+  it('echoes hub.challenge as text for the right verify token, 403 otherwise', async () => {
+    const ok = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': process.env.UPSTREAM_VERIFY_TOKEN!, 'hub.challenge': '1158201444' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toBe(1158201444);
+    expect(ok.headers['content-type']).toMatch(/text\/plain/);
+    const bad = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': 'wrong', 'hub.challenge': '1' } });
+    expect(bad.status).toBe(403);
+  });
+});
+
+describe('POST /webhooks/upstream', () => {
+  it.each([
+    ['a missing signature', undefined],
+    ['a wrong signature', 'sha256=' + '0'.repeat(64)],
+    ['a signature with another secret', `sha256=${createHmac('sha256', 'other').update('{}').digest('hex')}`],
+  ])('answers 401 for %s and stores nothing', async (_label, signature) => {
+    h.takeUpstreamEvents();
+    const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
+    const res = await h.invoke('POST /webhooks/upstream', { rawBody: body, headers: signature ? { 'x-hub-signature-256': signature } : {} });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ error: 'unauthorized', message: expect.any(String) });
+    expect(h.takeUpstreamEvents()).toEqual([]);
+  });
+
+  it('acknowledges a signed body at once and queues it for the worker', async () => {
+    h.takeUpstreamEvents();
+    const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
+    const res = await h.invoke('POST /webhooks/upstream', { rawBody: body, headers: { 'x-hub-signature-256': sign(body) } });
+    expect(res.status).toBe(200);
+    expect(h.takeUpstreamEvents()).toEqual([body]);
+  });
+});
+
+describe('incoming messages', () => {
+  it('stores the message, creates contact and conversation, opens the window, emits message.received and asks the AI', async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const from = randomPhone();
+    h.takeQueue('ai');
+
+    // Act
+    const { wamid } = await h.inbound(t.phoneNumberId, from, { text: 'Quiero información', name: 'Ana' });
+    expect(await h.drain()).toBe(0);
+
+    // Assess
+    const list = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey });
+    expect(list.status).toBe(200);
+    expect(list.body.conversations).toHaveLength(1);
+    const conversation = list.body.conversations[0];
+    expect(conversation).toMatchObject({ phoneNumber: from, windowOpen: true, aiEnabled: true, aiMode: 'auto', aiPausedUntil: null, lastInboundAt: expect.any(String) });
+    const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversation.id } });
+    expect(messages.body.messages).toEqual([expect.objectContaining({ direction: 'inbound', wamid, messageType: 'text', content: { body: 'Quiero información' }, status: 'received' })]);
+    const received = h.events(t.businessId).filter((e) => e.event === 'message.received');
+    expect(received).toHaveLength(1);
+    expect(received[0].data.messages[0]).toMatchObject({ id: wamid, from: from.slice(1), text: { body: 'Quiero información' } });
+    const ai = h.takeQueue('ai').map((m) => JSON.parse(m.body));
+    expect(ai).toEqual([{ businessId: t.businessId, conversationId: conversation.id, messageId: messages.body.messages[0].id, receivedAt: expect.any(String) }]);
+    const contact = await h.invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: conversation.contactId } });
+    if (contact.status === 200) expect(JSON.stringify(contact.body)).toContain(from);
+  });
+
+  it('changes nothing on a duplicate webhook delivery', async () => {
+    const t = await h.newTenant();
+    const from = randomPhone();
+    await h.inbound(t.phoneNumberId, from);
+    const [body] = h.takeUpstreamEvents();
+    h.takeQueue('ai');
+
+    expect(await h.runWorker([body])).toBe(0);
+    expect(await h.runWorker([body, body])).toBe(0);
+
+    const list = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey });
+    const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: list.body.conversations[0].id } });
+    expect(messages.body.messages).toHaveLength(1);
+    expect(h.events(t.businessId).filter((e) => e.event === 'message.received')).toHaveLength(1);
+    expect(h.takeQueue('ai')).toHaveLength(1);
+  });
+
+  it('puts the reply to an inbound message in the same conversation, newest first, page by page', async () => {
+    const t = await h.newTenant();
+    const from = randomPhone();
+    await h.inbound(t.phoneNumberId, from, { text: 'hola' });
+    await h.drain();
+    const reply = await h.send(t.apiKey, { to: from, content: 'hola, ¿en qué te ayudo?' });
+    expect(reply.status).toBe(200);
+
+    const page1 = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: reply.body.data.conversationId }, query: { limit: '1' } });
+    expect(page1.body.messages).toEqual([expect.objectContaining({ id: reply.body.data.id, direction: 'outbound' })]);
+    expect(page1.body.next_cursor).toEqual(expect.any(String));
+    const page2 = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: reply.body.data.conversationId }, query: { limit: '1', cursor: page1.body.next_cursor } });
+    expect(page2.body.messages).toEqual([expect.objectContaining({ direction: 'inbound', content: { body: 'hola' } })]);
+  });
+});
+
+describe('delivery statuses', () => {
+  const sentMessage = async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' });
+    expect(res.status).toBe(200);
+    return { t, id: res.body.data.id as string, wamid: res.body.messages[0].wamid as string };
+  };
+  const statusOf = async (apiKey: string, id: string) => (await h.invoke('GET /messages/v1/{id}', { apiKey, params: { id } })).body.message;
+  const statusEvents = (businessId: string) => h.events(businessId).map((e) => e.event).filter((e) => ['message.delivered', 'message.read', 'message.failed'].includes(e));
+
+  it('moves sent → delivered → read, each with its event', async () => {
+    const { t, id, wamid } = await sentMessage();
+    await h.status(wamid, 'delivered');
+    await h.drain();
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'delivered', deliveredAt: expect.any(String) });
+    await h.status(wamid, 'read');
+    await h.drain();
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'read', readAt: expect.any(String) });
+    expect(statusEvents(t.businessId)).toEqual(['message.delivered', 'message.read']);
+  });
+
+  it('never moves backwards when read arrives before delivered, and ignores duplicates', async () => {
+    const { t, id, wamid } = await sentMessage();
+    await h.status(wamid, 'delivered');
+    await h.status(wamid, 'read');
+    const [delivered, read] = h.takeUpstreamEvents();
+    expect(await h.runWorker([read, read, delivered, delivered])).toBe(0);
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'read', deliveredAt: expect.any(String), readAt: expect.any(String) });
+    expect(statusEvents(t.businessId)).toEqual(['message.read']);
+  });
+
+  it('moves to failed with the upstream error, and nothing moves it on', async () => {
+    const { t, id, wamid } = await sentMessage();
+    await h.status(wamid, 'failed', { code: 131026 });
+    await h.status(wamid, 'delivered');
+    await h.drain();
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'failed', error: { code: '131026', error: 'user_blocked' } });
+    const failed = h.events(t.businessId).filter((e) => e.event === 'message.failed');
+    expect(failed).toHaveLength(1);
+    expect(failed[0].data).toMatchObject({ message_id: id, wamid, error: { code: '131026' } });
+  });
+
+  it('asks SQS to deliver again a fresh status for a wamid not stored yet, and drops an old one', async () => {
+    const t = await h.newTenant();
+    const fresh = { object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'messages', value: { metadata: { phone_number_id: t.phoneNumberId }, statuses: [{ id: 'wamid.notyet', status: 'delivered', timestamp: String(Math.floor(Date.now() / 1000)) }] } }] }] };
+    const old = JSON.parse(JSON.stringify(fresh));
+    old.entry[0].changes[0].value.statuses[0].timestamp = String(Math.floor(Date.now() / 1000) - 3600);
+    expect(await h.runWorker([JSON.stringify(fresh)])).toBe(1);
+    expect(await h.runWorker([JSON.stringify(old)])).toBe(0);
+  });
+});
+
+describe('conversation reads', () => {
+  it('answers 404 for another business\'s conversation and 400 for a forged cursor', async () => {
+    const t = await h.newTenant();
+    const other = await h.newTenant();
+    const from = randomPhone();
+    await h.inbound(other.phoneNumberId, from);
+    await h.drain();
+    const theirs = (await h.invoke('GET /conversations/v1', { apiKey: other.apiKey })).body.conversations[0];
+    expect((await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: theirs.id } })).status).toBe(404);
+    expect((await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: theirs.id } })).status).toBe(404);
+
+    const forged = Buffer.from(JSON.stringify({ pk: `B#${other.businessId}`, sk: `CONV#${theirs.id}`, gsi1pk: `B#${other.businessId}#CONVS`, gsi1sk: 'z' })).toString('base64url');
+    const res = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey, query: { cursor: forged } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'validation_error', details: { cursor: expect.any(Array) } });
+    expect((await h.invoke('GET /conversations/v1', { apiKey: t.apiKey, query: { cursor: 'garbage' } })).status).toBe(400);
+    expect((await h.invoke('GET /conversations/v1', { apiKey: t.apiKey, query: { limit: '101' } })).status).toBe(400);
+  });
+});

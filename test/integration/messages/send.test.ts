@@ -1,0 +1,418 @@
+/**
+ * The send path against DynamoDB Local and the upstream sandbox: every message type, the 24-hour window,
+ * every upstream code of the contract, transient faults, conversations, AI control and idempotency.
+ */
+import { startHarness, randomPhone, type Harness } from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h?.stop());
+
+/** A tenant and a recipient who wrote in (open 24-hour window). */
+const openChat = async () => {
+  const t = await h.newTenant();
+  const to = randomPhone();
+  const inbound = await h.inbound(t.phoneNumberId, to);
+  expect(await h.drain()).toBe(0);
+  return { t, to, inboundWamid: inbound.wamid };
+};
+
+const getMessage = async (apiKey: string, id: string) => (await h.invoke('GET /messages/v1/{id}', { apiKey, params: { id } })).body.message;
+
+describe('POST /messages/v1: successful sends', () => {
+  it('sends a service-style text inside the 24-hour window and returns every field of the Send result', async () => {
+    // Prepare
+    const { t, to } = await openChat();
+
+    // Act
+    const res = await h.send(t.apiKey, { to, content: 'Hola, ¿cómo estás?' });
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      messaging_product: 'whatsapp',
+      contacts: [{ input: to, wa_id: to.slice(1) }],
+      messages: [{ id: res.body.data.id, wamid: expect.stringMatching(/^wamid\./) }],
+      data: { id: expect.any(String), conversationId: expect.any(String), messageType: 'text', direction: 'outbound', status: 'sent', createdAt: expect.any(String) },
+    });
+    expect((await h.sent(to)).at(-1)).toMatchObject({ messaging_product: 'whatsapp', to, type: 'text', text: { body: 'Hola, ¿cómo estás?' } });
+    const stored = await getMessage(t.apiKey, res.body.data.id);
+    expect(stored).toMatchObject({ id: res.body.data.id, status: 'sent', direction: 'outbound', messageType: 'text', wamid: res.body.messages[0].wamid, sentBy: 'api', content: { body: 'Hola, ¿cómo estás?' } });
+    const sentEvent = h.events(t.businessId).find((e) => e.event === 'message.sent');
+    expect(sentEvent?.data).toMatchObject({ message_id: res.body.data.id, sent_by: 'api', conversation_id: res.body.data.conversationId });
+  });
+
+  it('sends an upstream-style text and keeps one conversation per recipient', async () => {
+    const { t, to } = await openChat();
+    const first = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'text', text: { body: 'uno' } });
+    const second = await h.send(t.apiKey, { to, content: 'dos' });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.body.data.conversationId).toBe(first.body.data.conversationId);
+    expect(h.events(t.businessId).filter((e) => e.event === 'conversation.created')).toHaveLength(1);
+  });
+
+  it('gives concurrent first sends to a new number one contact and one conversation', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const results = await Promise.all([1, 2, 3].map(() => h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' })));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(new Set(results.map((r) => r.body.data.conversationId)).size).toBe(1);
+    expect((await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations).toHaveLength(1);
+  });
+
+  it.each([
+    ['image by link with caption', { type: 'image', image: { link: 'https://example.com/a.jpg', caption: 'Mira' } }],
+    ['location', { type: 'location', location: { latitude: 19.43, longitude: -99.13, name: 'Zócalo', address: 'CDMX' } }],
+    ['interactive buttons', { type: 'interactive', interactive: { type: 'button', body: { text: '¿Sí o no?' }, action: { buttons: [{ type: 'reply', reply: { id: 'yes', title: 'Sí' } }, { type: 'reply', reply: { id: 'no', title: 'No' } }] } } }],
+    ['interactive list', { type: 'interactive', interactive: { type: 'list', body: { text: 'Elige' }, action: { button: 'Ver', sections: [{ title: 'A', rows: [{ id: 'a1', title: 'Uno' }] }] } } }],
+    ['interactive cta_url', { type: 'interactive', interactive: { type: 'cta_url', body: { text: 'Visita' }, action: { name: 'cta_url', parameters: { display_text: 'Abrir', url: 'https://example.com' } } } }],
+    ['interactive flow', { type: 'interactive', interactive: { type: 'flow', body: { text: 'Flujo' }, action: { name: 'flow', parameters: { flow_message_version: '3', flow_cta: 'Empezar', flow_id: '123' } } } }],
+    ['contacts', { type: 'contacts', contacts: [{ name: { formatted_name: 'Ana López', first_name: 'Ana' }, phones: [{ phone: '+5215511112222', type: 'CELL' }] }] }],
+  ])('sends %s with the Cloud API payload shape', async (_label, body) => {
+    const { t, to } = await openChat();
+    const res = await h.send(t.apiKey, { to, ...body });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ messageType: body.type, status: 'sent' });
+    const last = (await h.sent(to)).at(-1);
+    expect(last.type).toBe(body.type);
+    expect(last[body.type]).toMatchObject((body as Record<string, unknown>)[body.type] as object);
+  });
+});
+
+describe('POST /messages/v1: upstream delivery failures', () => {
+  it('stores a free-form send outside the 24-hour window as failed and answers 131047 with its remedy', async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const to = randomPhone();
+
+    // Act
+    const res = await h.send(t.apiKey, { to, content: 'hola' });
+
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: 'message_delivery_failed',
+      message: expect.any(String),
+      code: '131047',
+      action_required: expect.any(String),
+      instructions: expect.stringMatching(/template/i),
+      data: expect.objectContaining({ id: expect.any(String), status: 'failed' }),
+    });
+    const stored = await getMessage(t.apiKey, res.body.data.id);
+    expect(stored).toMatchObject({ status: 'failed', error: { code: '131047' }, wamid: null });
+    expect(h.events(t.businessId).map((e) => e.event)).toContain('message.failed');
+  });
+
+  it.each([
+    ['location', { type: 'location', location: { latitude: 1, longitude: 1 } }],
+    ['reaction', { type: 'reaction', reaction: { message_id: 'wamid.unknown', emoji: '👍' } }],
+  ])('applies the window to %s messages too', async (_label, body) => {
+    const t = await h.newTenant();
+    const res = await h.send(t.apiKey, { to: randomPhone(), ...body });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('131047');
+  });
+
+  it.each([
+    ['130472', 'invalid_recipient'],
+    ['131026', 'user_blocked'],
+    ['131042', 'message_delivery_failed'],
+    ['131048', 'spam_rate_limit'],
+  ])('maps recipient code %s to %s (templates too)', async (code, error) => {
+    const t = await h.newTenant();
+    const to = `+52155${code}`.padEnd(8, '0').slice(0, 6) + '00' + code;
+    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error, code, action_required: expect.any(String), instructions: expect.any(String), data: { status: 'failed' } });
+  });
+
+  it('answers an unknown template with 132000 template_not_found and its details', async () => {
+    const t = await h.newTenant();
+    const res = await h.send(t.apiKey, { to: randomPhone(), type: 'template', templateName: 'no_such_template' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'template_not_found', code: '132000', details: { template_name: 'no_such_template', language: 'es_MX' }, data: { status: 'failed' } });
+  });
+
+  it('answers a template in a language it does not have with 132000 (deterministic full form)', async () => {
+    const t = await h.newTenant();
+    const res = await h.send(t.apiKey, { to: randomPhone(), type: 'template', template: { name: 'hello_world', language: { code: 'es_MX', policy: 'deterministic' } } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: '132000', details: { template_name: 'hello_world', language: 'es_MX' } });
+  });
+
+  it.each([
+    [131051, 'unsupported_media_type'],
+    [131053, 'file_too_large'],
+    [131052, 'media_download_failed'],
+  ])('maps upstream code %i to %s and stores the message failed', async (code, error) => {
+    const { t, to } = await openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', code, target: 'messages' });
+    const res = await h.send(t.apiKey, { to, content: 'con error' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error, code: String(code), action_required: expect.any(String), instructions: expect.any(String), data: { status: 'failed' } });
+    expect((await getMessage(t.apiKey, res.body.data.id)).status).toBe('failed');
+  });
+
+  it('keeps an upstream code it does not know, with the upstream message', async () => {
+    const { t, to } = await openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', code: 135000, message: 'Generic user error', target: 'messages' });
+    const res = await h.send(t.apiKey, { to, content: 'raro' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: '135000', message: expect.stringContaining('Generic user error'), data: { status: 'failed' } });
+  });
+
+  it('answers 131052 media_download_failed when the upstream cannot fetch a template header link', async () => {
+    const t = await h.newTenant();
+    const res = await h.send(t.apiKey, { to: randomPhone(), type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: 'https://sandbox-unreachable.example/promo.jpg' } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'media_download_failed', code: '131052' });
+  });
+});
+
+describe('POST /messages/v1: transient upstream faults', () => {
+  it.each([
+    ['two 500s', { kind: 'error500', count: 2 }],
+    ['throttling 130429', { kind: 'throttle', count: 1 }],
+    ['a hanging call (timeout)', { kind: 'hang', count: 1 }],
+  ])('retries %s with backoff and sends', async (_label, fault) => {
+    const { t, to } = await openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { ...fault, target: 'messages' });
+    const res = await h.send(t.apiKey, { to, content: 'persistente' });
+    expect(res.status).toBe(200);
+    expect((await h.sent(to)).filter((p) => p.text?.body === 'persistente')).toHaveLength(1);
+  });
+
+  it('declares the message failed after the last attempt, and retry sends it once the upstream is back', async () => {
+    const { t, to } = await openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
+    const res = await h.send(t.apiKey, { to, content: 'caído' });
+    expect(res.status).toBe(502);
+    expect(res.body).toMatchObject({ error: 'upstream_unavailable', data: { status: 'failed' } });
+
+    const retry = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id: res.body.data.id } });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual({ message: expect.any(String), data: { id: res.body.data.id, messageId: expect.stringMatching(/^wamid\./), status: 'sent', retriedAt: expect.any(String) } });
+  });
+});
+
+describe('POST /messages/v1/{id}/retry', () => {
+  it('keeps failing with retry_failed while the window is closed, sends once it opens, then refuses with invalid_state', async () => {
+    // Prepare: a failed free-form message and its stored content.
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const failed = await h.send(t.apiKey, { to, type: 'image', image: { link: 'https://example.com/a.jpg', caption: 'Hola' } });
+    expect(failed.status).toBe(400);
+    const id = failed.body.data.id;
+
+    // Act + Assess: the cause still holds.
+    const still = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
+    expect(still.status).toBe(400);
+    expect(still.body).toMatchObject({ error: 'retry_failed', code: '131047', action_required: expect.any(String) });
+    expect((await getMessage(t.apiKey, id)).status).toBe('failed');
+
+    // The customer writes: the window opens and the retry goes through with the stored content.
+    await h.inbound(t.phoneNumberId, to);
+    await h.drain();
+    const ok = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data).toMatchObject({ id, status: 'sent', messageId: expect.stringMatching(/^wamid\./), retriedAt: expect.any(String) });
+    expect((await h.sent(to)).at(-1)).toMatchObject({ type: 'image', image: { link: 'https://example.com/a.jpg', caption: 'Hola' } });
+    expect(await getMessage(t.apiKey, id)).toMatchObject({ status: 'sent', wamid: ok.body.data.messageId, retriedAt: ok.body.data.retriedAt });
+
+    const again = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
+    expect(again.status).toBe(400);
+    expect(again.body).toMatchObject({ error: 'invalid_state', message: expect.any(String) });
+  });
+
+  it('answers 404 for an unknown id, another business\'s message and a non-UUID', async () => {
+    const t = await h.newTenant();
+    const other = await h.newTenant();
+    const theirs = await h.send(other.apiKey, { to: randomPhone(), content: 'x' });
+    for (const id of ['00000000-0000-4000-8000-000000000000', theirs.body.data.id, 'abc']) {
+      const res = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'not_found', message: expect.any(String) });
+    }
+  });
+});
+
+describe('POST /messages/v1: templates', () => {
+  it('sends the shortcut with body parameters in es_MX by default', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'order_update', template_parameters: ['Ana', 'A-1001'] });
+    expect(res.status).toBe(200);
+    expect(res.body.data.messageType).toBe('template');
+    expect((await h.sent(to)).at(-1)).toMatchObject({
+      type: 'template',
+      template: { name: 'order_update', language: { code: 'es_MX' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ana' }, { type: 'text', text: 'A-1001' }] }] },
+    });
+  });
+
+  it('uses the only language of a template when the shortcut names none (hello_world is en_US)', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    expect((await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' })).status).toBe(200);
+    expect((await h.sent(to)).at(-1).template.language.code).toBe('en_US');
+  });
+
+  it.each([
+    ['too few', ['Ana'], 2, 1],
+    ['too many', ['Ana', 'A-1', 'extra'], 2, 3],
+  ])('refuses %s body parameters with invalid_template_parameters before sending', async (_label, params, expected, received) => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'order_update', template_parameters: params });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_template_parameters', message: expect.any(String), details: { expected, received } });
+    expect(await h.sent(to)).toEqual([]);
+  });
+
+  it('sends the full form with currency and date_time parameters', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const template = {
+      name: 'order_update',
+      language: { code: 'es_MX', policy: 'deterministic' },
+      components: [{ type: 'body', parameters: [{ type: 'currency', currency: { fallback_value: '$100.99', code: 'MXN', amount_1000: 100990 } }, { type: 'date_time', date_time: { fallback_value: 'mañana' } }] }],
+    };
+    const res = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'template', template });
+    expect(res.status).toBe(200);
+    expect((await h.sent(to)).at(-1).template).toMatchObject(template);
+  });
+
+  it('resolves quick-reply payloads: configured buttonId, then btn_{index}_{name}; the request payload only with allowButtonIdOverride', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const withPayload = { name: 'reminder_buttons', language: { code: 'es_MX' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ana' }] }, { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'MINE' }] }] };
+    const payloads = async () => (await h.sent(to)).at(-1).template.components.filter((c: any) => c.type === 'button').map((c: any) => [c.index, c.parameters[0].payload]);
+
+    expect((await h.send(t.apiKey, { to, type: 'template', templateName: 'reminder_buttons', template_parameters: ['Ana'] })).status).toBe(200);
+    expect(await payloads()).toEqual([['0', 'confirm_appointment'], ['1', 'btn_1_reminder_buttons']]);
+
+    expect((await h.send(t.apiKey, { to, type: 'template', template: withPayload })).status).toBe(200);
+    expect(await payloads()).toEqual([['0', 'confirm_appointment'], ['1', 'btn_1_reminder_buttons']]);
+
+    expect((await h.send(t.apiKey, { to, type: 'template', template: withPayload, allowButtonIdOverride: true })).status).toBe(200);
+    expect(await payloads()).toEqual([['0', 'MINE'], ['1', 'btn_1_reminder_buttons']]);
+  });
+
+  it('sends header_media by url, normalises a media id put in url, and refuses a media id of another number', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const mine = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.from('jpeg'), 'image/jpeg');
+    const theirs = h.sandbox.state.addMedia('100000000000999', Buffer.from('jpeg'), 'image/jpeg');
+    const base = { to, type: 'template', templateName: 'promo_header', template_parameters: ['Ana'] };
+    const header = async () => (await h.sent(to)).at(-1).template.components.find((c: any) => c.type === 'header').parameters[0];
+
+    expect((await h.send(t.apiKey, { ...base, header_media: { type: 'image', url: 'https://example.com/promo.jpg' } })).status).toBe(200);
+    expect(await header()).toEqual({ type: 'image', image: { link: 'https://example.com/promo.jpg' } });
+
+    expect((await h.send(t.apiKey, { ...base, header_media: { type: 'image', url: mine.id } })).status).toBe(200);
+    expect(await header()).toEqual({ type: 'image', image: { id: mine.id } });
+
+    const denied = await h.send(t.apiKey, { ...base, header_media: { type: 'image', media_id: theirs.id } });
+    expect(denied.status).toBe(403);
+    expect(denied.body).toMatchObject({ code: 'MEDIA_PERMISSION_DENIED', hint: expect.any(String) });
+  });
+
+  it('refuses promo_header without its image header', async () => {
+    const t = await h.newTenant();
+    const res = await h.send(t.apiKey, { to: randomPhone(), type: 'template', templateName: 'promo_header', template_parameters: ['Ana'] });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_template_parameters');
+  });
+});
+
+describe('POST /messages/v1: reactions', () => {
+  it('reacts to an inbound wamid and to a service id, replaces and removes with an empty emoji', async () => {
+    const { t, to, inboundWamid } = await openChat();
+    const mine = await h.send(t.apiKey, { to, content: 'hola' });
+
+    expect((await h.send(t.apiKey, { to, type: 'reaction', reaction: { message_id: inboundWamid, emoji: '👍' } })).status).toBe(200);
+    expect((await h.send(t.apiKey, { to, type: 'reaction', reaction: { message_id: mine.body.data.id, emoji: '❤️' } })).status).toBe(200);
+    expect((await h.sent(to)).at(-1).reaction).toEqual({ message_id: mine.body.messages[0].wamid, emoji: '❤️' });
+    expect((await getMessage(t.apiKey, mine.body.data.id)).reaction).toMatchObject({ emoji: '❤️' });
+
+    expect((await h.send(t.apiKey, { to, type: 'reaction', reaction: { message_id: mine.body.messages[0].wamid, emoji: '🎉' } })).status).toBe(200);
+    expect((await getMessage(t.apiKey, mine.body.data.id)).reaction).toMatchObject({ emoji: '🎉' });
+
+    const removed = await h.send(t.apiKey, { to, type: 'reaction', reaction: { message_id: mine.body.data.id, emoji: '' } });
+    expect(removed.status).toBe(200);
+    expect(removed.body.data.messageType).toBe('reaction');
+    expect((await h.sent(to)).at(-1).reaction).toEqual({ message_id: mine.body.messages[0].wamid, emoji: '' });
+    expect((await getMessage(t.apiKey, mine.body.data.id)).reaction).toBeUndefined();
+  });
+
+  it('refuses a target older than 30 days, in another chat, or unknown by service id', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const old = await h.inbound(t.phoneNumberId, to, { timestamp: Math.floor(Date.now() / 1000) - 31 * 86400 });
+    await h.inbound(t.phoneNumberId, to);
+    const elsewhere = await h.inbound(t.phoneNumberId, randomPhone());
+    await h.drain();
+    for (const message_id of [old.wamid, elsewhere.wamid, '00000000-0000-4000-8000-000000000000']) {
+      const res = await h.send(t.apiKey, { to, type: 'reaction', reaction: { message_id, emoji: '👍' } });
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.body.details)).toEqual(['reaction.message_id']);
+    }
+  });
+});
+
+describe('POST /messages/v1: AI control and idempotency', () => {
+  it('pauses the AI for pauseDuration minutes (default 5) and disables it with ai.disable', async () => {
+    const { t, to } = await openChat();
+    const paused = await h.send(t.apiKey, { to, content: 'yo sigo', ai: { pause: true, pauseDuration: 30 } });
+    const conv = async () => (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: paused.body.data.conversationId } })).body.conversation;
+    const until = Date.parse((await conv()).aiPausedUntil);
+    expect(until - Date.now()).toBeGreaterThan(29 * 60_000);
+    expect(until - Date.now()).toBeLessThanOrEqual(30 * 60_000);
+
+    await h.send(t.apiKey, { to, content: 'otra', ai: { pause: true } });
+    expect(Date.parse((await conv()).aiPausedUntil) - Date.now()).toBeLessThanOrEqual(5 * 60_000);
+    expect((await conv()).aiEnabled).toBe(true);
+
+    await h.send(t.apiKey, { to, content: 'me quedo', ai: { disable: true } });
+    expect((await conv()).aiEnabled).toBe(false);
+  });
+
+  it('returns the first response for a repeated Idempotency-Key without sending twice; another body gets 422', async () => {
+    const { t, to } = await openChat();
+    const headers = { 'Idempotency-Key': `k-${Date.now()}` };
+    const first = await h.send(t.apiKey, { to, content: 'una vez' }, headers);
+    const second = await h.send(t.apiKey, { to, content: 'una vez' }, headers);
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect((await h.sent(to)).filter((p) => p.text?.body === 'una vez')).toHaveLength(1);
+    const clash = await h.send(t.apiKey, { to, content: 'otra cosa' }, headers);
+    expect(clash.status).toBe(422);
+  });
+});
+
+describe('conversation assignment', () => {
+  it('copies the contact\'s agent onto a new conversation, counts it on the agent and emits conversation.assigned', async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const { addAgent } = await import('#shared/team/repository.ts');
+    const agent = await addAgent(t.businessId, { email: `a${Date.now()}@example.com`, name: 'Ana' });
+    const to = randomPhone();
+    const created = await h.invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: to, name: 'Cliente', assigned_agent_id: agent.id } });
+    expect(created.status).toBe(201);
+
+    // Act
+    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' });
+
+    // Assess
+    expect(res.status).toBe(200);
+    const conversation = (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: res.body.data.conversationId } })).body.conversation;
+    expect(conversation.assignedAgentId).toBe(agent.id);
+    const team = (await h.invoke('GET /team/v1', { apiKey: t.apiKey })).body.agents;
+    expect(team.find((a: any) => a.id === agent.id).assigned_conversations).toBe(1);
+    const assigned = h.events(t.businessId).filter((e) => e.event === 'conversation.assigned');
+    expect(assigned).toEqual([{ event: 'conversation.assigned', data: expect.objectContaining({ conversation_id: conversation.id, agent_id: agent.id }) }]);
+  });
+});

@@ -1,0 +1,69 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import { invoke, newTenant } from '../../support/api.ts';
+import { contact, contactItem, seedContacts, daysAgoIso } from './seed.ts';
+
+describe('live counts', () => {
+  it('lists segments with live counts that follow contact changes, soft-deleted contacts excluded', async () => {
+    // Prepare
+    const t = await newTenant();
+    const [a, b] = await seedContacts(t.businessId, [contact({ tags: ['vip'] }), contact({ tags: ['vip'] }), contact({ created_at: daysAgoIso(40) })]);
+    const dyn = (await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'VIP', type: 'dynamic', rules: { version: 3, filters: { tags: { any: ['vip'] } } } } })).body.data.id;
+    const recent = (await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'Recent', type: 'dynamic', rules: { version: 3, filters: { created_at: { within_days: 30 } } } } })).body.data.id;
+    const stat = (await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'S', type: 'static' } })).body.data.id;
+    await invoke('POST /segments/{id}/members', { apiKey: t.apiKey, params: { id: stat }, body: { action: 'add', contactIds: [a.id, b.id] } });
+
+    // Act: soft-delete a (as the contacts area does: the projection goes away, deleted_at is set)
+    await db.send(new PutCommand({ TableName: table(), Item: contactItem(t.businessId, { ...a, deleted_at: new Date().toISOString() }) }));
+    const res = await invoke('GET /segments', { apiKey: t.apiKey });
+
+    // Assess
+    expect(res.status).toBe(200);
+    const counts = Object.fromEntries(res.body.data.map((s: any) => [s.id, s.contactCount]));
+    expect(counts).toEqual({ [dyn]: 1, [recent]: 1, [stat]: 1 });
+    const detail = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id: stat } });
+    expect(detail.body.data.contacts.map((c: any) => c.id)).toEqual([b.id]);
+  });
+
+  it('shows v3 filters for legacy rules only when an exact equivalent counts the same', async () => {
+    const t = await newTenant();
+    await seedContacts(t.businessId, [contact({ tags: ['vip'], name: 'Ana' }), contact({ tags: ['lead'], name: 'Bo' })]);
+    const convertible = { operator: 'AND', conditions: [{ field: 'tags', operator: 'contains', value: 'vip' }, { field: 'name', operator: 'contains', value: 'an' }] };
+    const notConvertible = { operator: 'OR', conditions: [{ field: 'tags', operator: 'contains', value: 'vip' }, { field: 'name', operator: 'equals', value: 'bo' }] };
+    const a = (await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'A', type: 'dynamic', rules: convertible } })).body.data.id;
+    const b = (await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'B', type: 'dynamic', rules: notConvertible } })).body.data.id;
+
+    const ra = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id: a } });
+    const rb = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id: b } });
+
+    expect(ra.body.data).toMatchObject({ rulesFormat: 'legacy', rules: convertible, contactCount: 1, filters: { tags: { all: ['vip'] }, name: { contains: 'an' } } });
+    expect(rb.body.data).toMatchObject({ rulesFormat: 'legacy', contactCount: 2, filters: null });
+  });
+
+  it('reports rulesError for stored rules that are no longer valid, with nobody in the segment', async () => {
+    const t = await newTenant();
+    await seedContacts(t.businessId, [contact({ tags: ['vip'] })]);
+    const id = (await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'VIP', type: 'dynamic', rules: { version: 3, filters: { tags: { any: ['vip'] } } } } })).body.data.id;
+    // A rule stored by an older version of the service that today's grammar no longer accepts.
+    const { getSegment } = await import('#shared/segments/repository.ts');
+    const stored = await getSegment(t.businessId, id);
+    await db.send(new PutCommand({ TableName: table(), Item: { ...keys.segment(t.businessId, id), type: 'segment', ...stored, rules: { version: 3, filters: { vip_level: 3 } } } }));
+
+    const detail = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id } });
+    const list = await invoke('GET /segments', { apiKey: t.apiKey });
+
+    expect(detail.status).toBe(200);
+    expect(detail.body.data).toMatchObject({ id, contactCount: 0, contacts: [], rulesError: expect.stringMatching(/vip_level.*Correct the rule and retry\.$/) });
+    expect(list.body.data[0]).toMatchObject({ id, contactCount: 0, rulesError: expect.any(String) });
+    const fixed = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id }, body: { rules: { version: 3, filters: { tags: { any: ['vip'] } } } } });
+    expect(fixed.body.data.rulesError).toBeUndefined();
+    expect(fixed.body.data.contactCount).toBe(1);
+  });
+
+  it('has no countStale when the count was computed', async () => {
+    const t = await newTenant();
+    const res = await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'x', type: 'dynamic', rules: { version: 3, filters: { origin: 'api' } } } });
+    expect(res.body.data.countStale).toBeUndefined();
+  });
+});

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
+import { contact, seedContacts, daysAgoIso } from './seed.ts';
+
+const V3_VIP = { version: 3, filters: { tags: { any: ['vip'] } } };
+const LEGACY_VIP = { operator: 'AND', conditions: [{ field: 'tags', operator: 'contains', value: 'vip' }] };
+
+const create = (t: TestTenant, body: unknown) => invoke('POST /segments', { apiKey: t.apiKey, body });
+
+describe('POST /segments', () => {
+  it('creates a dynamic v3 segment with its live count and every Segment field', async () => {
+    // Prepare
+    const t = await newTenant();
+    await seedContacts(t.businessId, [contact({ tags: ['vip'] }), contact({ tags: ['VIP', 'x'] }), contact({ tags: ['x'] }), contact({ tags: ['vip'], deleted_at: daysAgoIso(0) })]);
+
+    // Act
+    const res = await create(t, { name: 'VIPs', type: 'dynamic', rules: V3_VIP, description: 'best', color: '#ff0000', autoRefreshInterval: 3600 });
+
+    // Assess
+    expect(res.status).toBe(201);
+    expect(res.body.data).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'VIPs', description: 'best', color: '#ff0000', type: 'dynamic',
+      contactCount: 2, rules: V3_VIP, rulesFormat: 'filters', filters: V3_VIP.filters, createdAt: expect.any(String), updatedAt: expect.any(String),
+    });
+  });
+
+  it('stores legacy rules as given with rulesFormat legacy', async () => {
+    const t = await newTenant();
+    const res = await create(t, { name: 'Legacy', type: 'dynamic', rules: LEGACY_VIP });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ rules: LEGACY_VIP, rulesFormat: 'legacy' });
+    const v2 = { version: 2, operator: 'OR', groups: [{ operator: 'AND', conditions: [{ field: 'created_at', operator: 'within_days', value: 7 }] }] };
+    const res2 = await create(t, { name: 'Legacy v2', type: 'dynamic', rules: v2 });
+    expect(res2.status).toBe(201);
+    expect(res2.body.data).toMatchObject({ rules: v2, rulesFormat: 'legacy' });
+  });
+
+  it('creates a static segment and ignores legacy, null or empty rules on it', async () => {
+    const t = await newTenant();
+    for (const rules of [LEGACY_VIP, null, {}, undefined]) {
+      const res = await create(t, { name: 'Static', type: 'static', rules });
+      expect(res.status).toBe(201);
+      expect(res.body.data).toMatchObject({ type: 'static', contactCount: 0, rules: null, rulesFormat: null, filters: null });
+    }
+  });
+
+  it.each([
+    ['dynamic rules absent', { name: 'x', type: 'dynamic' }, /rules/],
+    ['dynamic rules null', { name: 'x', type: 'dynamic', rules: null }, /rules/],
+    ['v3 rules on a static segment', { name: 'x', type: 'static', rules: V3_VIP }, /static/],
+    ['unknown rules version', { name: 'x', type: 'dynamic', rules: { version: 7, filters: { name: 'a' } } }, /version/],
+    ['empty filters', { name: 'x', type: 'dynamic', rules: { version: 3, filters: {} } }, /empty/],
+    ['empty value', { name: 'x', type: 'dynamic', rules: { version: 3, filters: { name: '' } } }, /empty/],
+    ['empty list', { name: 'x', type: 'dynamic', rules: { version: 3, filters: { tags: { any: [] } } } }, /empty list/],
+    ['empty object', { name: 'x', type: 'dynamic', rules: { version: 3, filters: { created_at: {} } } }, /empty object/],
+    ['unknown key in filters', { name: 'x', type: 'dynamic', rules: { version: 3, filters: { shoe: 1 } } }, /unknown/],
+    ['unknown nested key', { name: 'x', type: 'dynamic', rules: { version: 3, filters: { tags: { any: ['a'], most: ['b'] } } } }, /unknown key/],
+    ['extra key next to version and filters', { name: 'x', type: 'dynamic', rules: { version: 3, filters: { name: 'a' }, operator: 'AND' } }, /operator/],
+    ['segment_id in segment filters', { name: 'x', type: 'dynamic', rules: { version: 3, filters: { segment_id: randomUUID() } } }, /segment_id/],
+    ['phone without digits', { name: 'x', type: 'dynamic', rules: { version: 3, filters: { phone: 'abc' } } }, /digits/],
+    ['legacy unknown field', { name: 'x', type: 'dynamic', rules: { operator: 'AND', conditions: [{ field: 'zodiac', operator: 'equals', value: 'leo' }] } }, /unknown field/],
+    ['legacy unknown operator', { name: 'x', type: 'dynamic', rules: { operator: 'AND', conditions: [{ field: 'tags', operator: 'resembles', value: 'a' }] } }, /unknown operator/],
+    ['legacy without condition', { name: 'x', type: 'dynamic', rules: { operator: 'AND', conditions: [] } }, /no condition/],
+  ])('answers 400 { error } for %s, ending with an instruction', async (_cause, body, message) => {
+    const t = await newTenant();
+    const res = await create(t, body);
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body)).toEqual(['error']);
+    expect(res.body.error).toMatch(message);
+    expect(res.body.error).toMatch(/Correct the rule and retry\.$/);
+    const list = await invoke('GET /segments', { apiKey: t.apiKey });
+    expect(list.body.data).toEqual([]);
+  });
+
+  it.each([
+    ['missing name', { type: 'static' }],
+    ['empty name', { name: '  ', type: 'static' }],
+    ['unknown type', { name: 'x', type: 'smart' }],
+    ['no body', undefined],
+  ])('answers 400 Datos inválidos for %s', async (_cause, body) => {
+    const t = await newTenant();
+    const res = await create(t, body);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: 'Datos inválidos', details: expect.arrayContaining([expect.objectContaining({ field: expect.any(String), message: expect.any(String) })]) });
+  });
+});
+
+describe('GET /segments/{id}, PATCH, DELETE', () => {
+  it('answers the same 404 for a non-UUID, a missing and a foreign id on every {id} route', async () => {
+    // Prepare
+    const t = await newTenant();
+    const other = await newTenant();
+    const foreign = (await create(other, { name: 'theirs', type: 'static' })).body.data.id;
+    const routes = ['GET /segments/{id}', 'PATCH /segments/{id}', 'DELETE /segments/{id}', 'POST /segments/{id}/evaluate', 'GET /segments/{id}/usage', 'POST /segments/{id}/members', 'POST /segments/{id}/contacts'];
+
+    for (const route of routes) {
+      for (const id of ['not-a-uuid', randomUUID(), foreign]) {
+        // Act
+        const res = await invoke(route, { apiKey: t.apiKey, params: { id }, body: { action: 'add', contactIds: [randomUUID()] } });
+        // Assess
+        expect([route, res.status, res.body]).toEqual([route, 404, { error: 'not_found', message: 'Segment not found' }]);
+      }
+    }
+    const removeRes = await invoke('DELETE /segments/{id}/contacts/{contactId}', { apiKey: t.apiKey, params: { id: foreign, contactId: randomUUID() } });
+    expect(removeRes.status).toBe(404);
+    expect((await invoke('GET /segments/{id}', { apiKey: other.apiKey, params: { id: foreign } })).status).toBe(200);
+  });
+
+  it('returns the detail with a page of contacts (limit, offset), newest first', async () => {
+    const t = await newTenant();
+    const seeded = await seedContacts(t.businessId, [0, 1, 2, 3, 4].map((d) => contact({ tags: ['vip'], created_at: daysAgoIso(d) })));
+    const id = (await create(t, { name: 'VIPs', type: 'dynamic', rules: V3_VIP })).body.data.id;
+
+    const res = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id }, query: { limit: '2', offset: '1' } });
+
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id, contactCount: 5, pagination: { limit: 2, offset: 1, total: 5, hasMore: true } });
+    expect(res.body.data.contacts.map((c: any) => c.id)).toEqual([seeded[1].id, seeded[2].id]);
+    expect(res.body.data.contacts[0]).toMatchObject({ phone_number: seeded[1].phone_number, tags: ['vip'] });
+    const bad = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id }, query: { limit: '0' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe('Datos inválidos');
+  });
+
+  it('updates name, description, color and rules; a different type is ignored and flagged', async () => {
+    const t = await newTenant();
+    await seedContacts(t.businessId, [contact({ tags: ['vip'] }), contact({ tags: ['lead'] })]);
+    const id = (await create(t, { name: 'A', type: 'dynamic', rules: V3_VIP })).body.data.id;
+
+    const res = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id }, body: { name: 'B', description: 'd', color: '#000000', type: 'static', rules: { version: 3, filters: { tags: { any: ['lead', 'vip'] } } } } });
+
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id, name: 'B', description: 'd', color: '#000000', type: 'dynamic', contactCount: 2, typeChangeIgnored: true });
+    const same = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id }, body: { type: 'dynamic', name: 'C' } });
+    expect(same.body.data.typeChangeIgnored).toBeUndefined();
+    const invalid = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id }, body: { rules: { version: 3, filters: { tags: { any: [] } } } } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error).toMatch(/Correct the rule and retry\.$/);
+    const removed = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id }, body: { rules: null } });
+    expect(removed.status).toBe(400);
+    const staticId = (await create(t, { name: 'S', type: 'static' })).body.data.id;
+    const v3OnStatic = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id: staticId }, body: { rules: V3_VIP } });
+    expect(v3OnStatic.status).toBe(400);
+    const legacyOnStatic = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id: staticId }, body: { rules: LEGACY_VIP, type: 'dynamic' } });
+    expect(legacyOnStatic.status).toBe(200);
+    expect(legacyOnStatic.body.data).toMatchObject({ type: 'static', rules: null, typeChangeIgnored: true });
+  });
+
+  it('deletes the segment and keeps its contacts', async () => {
+    const t = await newTenant();
+    const [c] = await seedContacts(t.businessId, [contact()]);
+    const id = (await create(t, { name: 'S', type: 'static' })).body.data.id;
+    await invoke('POST /segments/{id}/contacts', { apiKey: t.apiKey, params: { id }, body: { contactIds: [c.id] } });
+
+    const res = await invoke('DELETE /segments/{id}', { apiKey: t.apiKey, params: { id } });
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ success: true, id });
+    expect((await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id } })).status).toBe(404);
+    const again = await create(t, { name: 'S2', type: 'dynamic', rules: { version: 3, filters: { phone: c.phone_number } } });
+    expect(again.body.data.contactCount).toBe(1);
+  });
+});
+
+describe('POST /segments/preview, evaluate, usage', () => {
+  it('previews v1, v2 and v3 rules with a count and a sample, storing nothing', async () => {
+    const t = await newTenant();
+    await seedContacts(t.businessId, Array.from({ length: 12 }, (_, i) => contact({ tags: i % 2 ? ['vip'] : ['lead'], name: `C${i}` })));
+
+    for (const rules of [V3_VIP, LEGACY_VIP, { version: 2, operator: 'AND', groups: [{ conditions: [{ field: 'tags', operator: 'contains', value: 'vip' }] }] }]) {
+      const res = await invoke('POST /segments/preview', { apiKey: t.apiKey, body: { rules } });
+      expect(res.status).toBe(200);
+      expect(res.body.data.count).toBe(6);
+      expect(res.body.data.preview).toHaveLength(6);
+      expect(res.body.data.preview.every((c: any) => c.tags.includes('vip'))).toBe(true);
+    }
+    expect((await invoke('GET /segments', { apiKey: t.apiKey })).body.data).toEqual([]);
+    const bad = await invoke('POST /segments/preview', { apiKey: t.apiKey, body: { rules: { version: 3, filters: { colour: 'red' } } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/unknown filter key.*Correct the rule and retry\.$/);
+  });
+
+  it('evaluate recomputes and stores the count; usage lists campaigns and agents', async () => {
+    const t = await newTenant();
+    const id = (await create(t, { name: 'VIPs', type: 'dynamic', rules: V3_VIP })).body.data.id;
+    await seedContacts(t.businessId, [contact({ tags: ['vip'] }), contact({ tags: ['vip'] })]);
+
+    const res = await invoke('POST /segments/{id}/evaluate', { apiKey: t.apiKey, params: { id } });
+
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id, contactCount: 2, evaluatedAt: expect.any(String) });
+    const { getSegment } = await import('#shared/segments/repository.ts');
+    expect((await getSegment(t.businessId, id))!.contactCount).toBe(2);
+    const usage = await invoke('GET /segments/{id}/usage', { apiKey: t.apiKey, params: { id } });
+    expect(usage.status).toBe(200);
+    expect(usage.body).toEqual({ data: { segmentId: id, campaigns: [], agents: [] } });
+    const { recordSegmentUsage } = await import('#shared/segments/usage.ts');
+    const broadcastId = randomUUID();
+    await recordSegmentUsage(t.businessId, id, 'broadcast', { id: broadcastId, name: 'Black Friday', status: 'scheduled' });
+    const used = await invoke('GET /segments/{id}/usage', { apiKey: t.apiKey, params: { id } });
+    expect(used.body.data.campaigns).toEqual([{ id: broadcastId, name: 'Black Friday', status: 'scheduled', usedAt: expect.any(String) }]);
+  });
+
+  it('requires contacts:read to read and contacts:write to change', async () => {
+    const reader = await newTenant(['contacts:read']);
+    expect((await invoke('GET /segments', { apiKey: reader.apiKey })).status).toBe(200);
+    const res = await create(reader, { name: 'x', type: 'static' });
+    expect(res.status).toBe(403);
+  });
+});

@@ -1,0 +1,302 @@
+import './env.ts';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
+import { LocalQueues } from '#infra/local/queues.ts';
+import { EVENT_NAMES, type EventName } from '#shared/events/names.ts';
+import { commit, newEvent, outboxPut } from '#shared/events/outbox.ts';
+import { db } from '#shared/store/client.ts';
+import { sweepOutbox } from '#shared/webhooks/sweep.ts';
+import { getSubscription, updateSubscription } from '#shared/webhooks/repository.ts';
+import { startReceiver, verifyHex, verifyStandard, type Receiver } from './receiver.ts';
+
+let queues: LocalQueues;
+const receivers: Receiver[] = [];
+
+beforeAll(() => {
+  queues = new LocalQueues({ retryDelayMs: 50, concurrency: 4 }).start();
+});
+afterAll(async () => {
+  await queues.stop();
+  await Promise.all(receivers.map((r) => r.close()));
+});
+
+async function receiver(respond?: Parameters<typeof startReceiver>[0]) {
+  const r = await startReceiver(respond);
+  receivers.push(r);
+  return r;
+}
+
+async function subscribe(t: TestTenant, url: string, events: string[] = ['*']) {
+  const res = await invoke('POST /user-webhooks', { apiKey: t.apiKey, body: { name: 'test', url, events } });
+  expect(res.status).toBe(201);
+  return res.body.data as { id: string; secret: string };
+}
+
+const deliveries = async (t: TestTenant, id: string) =>
+  (await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: t.apiKey, params: { id }, query: { limit: '100' } })).body;
+
+describe('webhook delivery', () => {
+  it('delivers every event of the contract, signed with both schemes, to a real receiver', async () => {
+    // Prepare
+    const t = await newTenant();
+    const r = await receiver();
+    const s = await subscribe(t, r.url);
+
+    // Act
+    for (const name of EVENT_NAMES) await commit([], [newEvent(t.businessId, name, { example: name, text: 'olá ✓ "quoted"' })]);
+    await r.waitFor(EVENT_NAMES.length);
+
+    // Assess
+    expect(r.received.map((x) => x.headers['x-webhook-event']).sort()).toEqual([...EVENT_NAMES].sort());
+    for (const x of r.received) {
+      const payload = JSON.parse(x.body);
+      expect(x.body).toBe(JSON.stringify(payload)); // compact: exactly the bytes a receiver re-serialises
+      expect(payload).toEqual({ event: x.headers['x-webhook-event'], data: { example: x.headers['x-webhook-event'], text: 'olá ✓ "quoted"' } });
+      expect(x.headers['content-type']).toBe('application/json');
+      expect(verifyHex(x.body, x.headers['x-webhook-signature'], s.secret)).toBe(true);
+      expect(verifyHex(x.body, x.headers['x-webhook-signature'], `${s.secret}x`)).toBe(false);
+      expect(verifyStandard(x, s.secret)).toBe(true);
+      expect(x.headers['x-webhook-id']).toBe(x.headers['webhook-id']);
+      expect(new Date(x.headers['x-webhook-timestamp'] as string).getTime() / 1000).toBe(Number(x.headers['webhook-timestamp']));
+      expect(Math.abs(Date.parse(x.headers['x-webhook-timestamp'] as string) - Date.now())).toBeLessThan(30_000);
+    }
+    expect(new Set(r.received.map((x) => x.headers['x-webhook-id'])).size).toBe(EVENT_NAMES.length);
+  });
+
+  it('delivers only the events a subscription names, once per subscription', async () => {
+    const t = await newTenant();
+    const r1 = await receiver();
+    const r2 = await receiver();
+    await subscribe(t, r1.url, ['contact.created']);
+    await subscribe(t, r2.url, ['message.sent', 'contact.created']);
+    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'c1' }), newEvent(t.businessId, 'message.sent', { id: 'm1' })]);
+    await queues.idle();
+    expect(r1.received.map((x) => x.headers['x-webhook-event'])).toEqual(['contact.created']);
+    expect(r2.received.map((x) => x.headers['x-webhook-event']).sort()).toEqual(['contact.created', 'message.sent']);
+    expect(r1.received[0].headers['x-webhook-id']).not.toBe(r2.received.find((x) => x.headers['x-webhook-event'] === 'contact.created')!.headers['x-webhook-id']);
+  });
+
+  it('retries a receiver that fails 3 times with the same delivery id, and records each attempt', async () => {
+    // Prepare
+    const t = await newTenant();
+    const r = await receiver((_req, i) => ({ status: i < 3 ? 500 : 200 }));
+    const s = await subscribe(t, r.url);
+
+    // Act
+    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'c-retry' })]);
+    await r.waitFor(4);
+    await queues.idle();
+
+    // Assess
+    const ids = r.received.map((x) => x.headers['x-webhook-id']);
+    expect(new Set(ids).size).toBe(1);
+    expect(r.received).toHaveLength(4);
+    for (const x of r.received) expect(verifyHex(x.body, x.headers['x-webhook-signature'], s.secret)).toBe(true);
+    // Backoff: each gap at least the previous one's base (0.05 s, ×2, -20 % jitter).
+    const gaps = r.received.slice(1).map((x, i) => x.at - r.received[i].at);
+    expect(gaps[0]).toBeGreaterThanOrEqual(35);
+    expect(gaps[2]).toBeGreaterThanOrEqual(140);
+    const list = await deliveries(t, s.id);
+    expect(list.data).toHaveLength(1);
+    const d = list.data[0];
+    expect(d).toMatchObject({ id: ids[0], event: 'contact.created', status: 'delivered', attemptCount: 4, payload: { event: 'contact.created', data: { contact_id: 'c-retry' } } });
+    expect(d.attempts.map((a: any) => a.statusCode)).toEqual([500, 500, 500, 200]);
+    expect(d.attempts.map((a: any) => a.attempt)).toEqual([1, 2, 3, 4]);
+    for (const a of d.attempts) {
+      expect(a).toEqual({ attempt: expect.any(Number), at: expect.any(String), statusCode: expect.any(Number), durationMs: expect.any(Number), error: a.statusCode === 200 ? null : 'HTTP 500' });
+    }
+  });
+
+  it('honours Retry-After', async () => {
+    const t = await newTenant();
+    const r = await receiver((_req, i) => (i === 0 ? { status: 503, headers: { 'Retry-After': '1' } } : { status: 200 }));
+    await subscribe(t, r.url);
+    await commit([], [newEvent(t.businessId, 'message.sent', { id: 'm' })]);
+    await r.waitFor(2);
+    expect(r.received[1].at - r.received[0].at).toBeGreaterThanOrEqual(950);
+  });
+
+  it('retries a receiver that times out', async () => {
+    const t = await newTenant();
+    const r = await receiver((_req, i) => ({ status: 200, delayMs: i === 0 ? 1500 : 0 }));
+    const s = await subscribe(t, r.url);
+    await commit([], [newEvent(t.businessId, 'message.sent', { id: 'm' })]);
+    await r.waitFor(2);
+    await queues.idle();
+    const d = (await deliveries(t, s.id)).data[0];
+    expect(d.status).toBe('delivered');
+    expect(d.attempts[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/^timeout/) });
+    expect(d.attempts[0].durationMs).toBeGreaterThanOrEqual(900);
+  });
+
+  it('gives up after the last attempt and can redeliver the same delivery', async () => {
+    const t = await newTenant();
+    let healthy = false;
+    const r = await receiver(() => ({ status: healthy ? 204 : 500 }));
+    const s = await subscribe(t, r.url);
+    await commit([], [newEvent(t.businessId, 'contact.updated', { contact_id: 'c-x' })]);
+    await r.waitFor(5);
+    await queues.idle();
+    let d = (await deliveries(t, s.id)).data[0];
+    expect(d).toMatchObject({ status: 'failed', attemptCount: 5, failureReason: 'max_attempts' });
+    expect(r.received).toHaveLength(5);
+
+    healthy = true;
+    const res = await invoke('POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver', { apiKey: t.apiKey, params: { id: s.id, deliveryId: d.id } });
+    expect(res.status).toBe(202);
+    expect(res.body.data).toMatchObject({ id: d.id, status: 'pending' });
+    await r.waitFor(6);
+    await queues.idle();
+    d = (await deliveries(t, s.id)).data[0];
+    expect(d).toMatchObject({ status: 'delivered', attemptCount: 6 });
+    expect(r.received[5].headers['x-webhook-id']).toBe(d.id);
+    const unknown = await invoke('POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver', { apiKey: t.apiKey, params: { id: s.id, deliveryId: '00000000-0000-4000-8000-000000000000' } });
+    expect(unknown.status).toBe(404);
+  });
+
+  it('signs with the new secret as soon as it is regenerated', async () => {
+    // Prepare
+    const t = await newTenant();
+    const r = await receiver();
+    const s = await subscribe(t, r.url);
+    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'a' })]);
+    await r.waitFor(1);
+
+    // Act
+    const regen = await invoke('POST /user-webhooks/{id}/regenerate-secret', { apiKey: t.apiKey, params: { id: s.id } });
+    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'b' })]);
+    await r.waitFor(2);
+
+    // Assess
+    const [first, second] = r.received;
+    const secret2 = regen.body.data.secret as string;
+    expect(verifyHex(first.body, first.headers['x-webhook-signature'], s.secret)).toBe(true);
+    expect(verifyHex(second.body, second.headers['x-webhook-signature'], secret2)).toBe(true);
+    expect(verifyHex(second.body, second.headers['x-webhook-signature'], s.secret)).toBe(false);
+    expect(verifyStandard(second, secret2)).toBe(true);
+    expect(verifyStandard(second, s.secret)).toBe(false);
+  });
+
+  it('delivers an event whose publish was lost (crash after the state change) through the outbox sweep', async () => {
+    // Prepare: the state change and its outbox item committed, then the function "dies" before publishing.
+    const t = await newTenant();
+    const r = await receiver();
+    const s = await subscribe(t, r.url);
+    const e = newEvent(t.businessId, 'contact.deleted', { contact_id: 'gone' });
+    await db.send(new TransactWriteCommand({ TransactItems: [outboxPut(e)] }));
+    await queues.idle();
+    expect(r.received).toHaveLength(0);
+
+    // Act
+    const published = await sweepOutbox(0);
+    await r.waitFor(1);
+    await queues.idle();
+
+    // Assess
+    expect(published).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(r.received[0].body)).toEqual({ event: 'contact.deleted', data: { contact_id: 'gone' } });
+    expect(verifyHex(r.received[0].body, r.received[0].headers['x-webhook-signature'], s.secret)).toBe(true);
+    // Fanned out means gone from the outbox: a second sweep sends nothing again.
+    await sweepOutbox(0);
+    await queues.idle();
+    expect(r.received.filter((x) => JSON.parse(x.body).data.contact_id === 'gone')).toHaveLength(1);
+  });
+
+  it('never delivers a stage change before the creation of its contact, even while the creation is retried', async () => {
+    // Prepare: the receiver refuses the first two attempts of contact.created.
+    const t = await newTenant();
+    let refused = 0;
+    const r = await receiver((req) => (req.headers['x-webhook-event'] === 'contact.created' && refused++ < 2 ? { status: 500 } : { status: 200 }));
+    await subscribe(t, r.url);
+
+    // Act
+    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'k1' })]);
+    await commit([], [newEvent(t.businessId, 'contact.stage_changed', { contact_id: 'k1', new_stage_id: 's1' })]);
+    await commit([], [newEvent(t.businessId, 'contact.updated', { contact_id: 'k1' })]);
+    await r.waitFor(5);
+    await queues.idle();
+
+    // Assess
+    const ok = r.received.filter((x, i) => !(x.headers['x-webhook-event'] === 'contact.created' && i < 2));
+    expect(r.received.map((x) => x.headers['x-webhook-event'])).toEqual(['contact.created', 'contact.created', 'contact.created', 'contact.stage_changed', 'contact.updated']);
+    expect(ok).toHaveLength(3);
+  });
+
+  it('fans out a lost earlier event of the same contact before a later one', async () => {
+    const t = await newTenant();
+    const r = await receiver();
+    await subscribe(t, r.url);
+    const created = newEvent(t.businessId, 'contact.created', { contact_id: 'k2' });
+    await db.send(new TransactWriteCommand({ TransactItems: [outboxPut(created)] })); // publish lost
+    await new Promise((res) => setTimeout(res, 5));
+    await commit([], [newEvent(t.businessId, 'contact.stage_changed', { contact_id: 'k2' })]);
+    await r.waitFor(2);
+    expect(r.received.map((x) => x.headers['x-webhook-event'])).toEqual(['contact.created', 'contact.stage_changed']);
+  });
+
+  it('disables the subscription when the receiver answers 410', async () => {
+    const t = await newTenant();
+    const r = await receiver(() => ({ status: 410 }));
+    const s = await subscribe(t, r.url);
+    await commit([], [newEvent(t.businessId, 'message.read', { id: 'm' })]);
+    await r.waitFor(1);
+    await queues.idle();
+    await commit([], [newEvent(t.businessId, 'message.read', { id: 'm2' })]);
+    await queues.idle();
+    expect(r.received).toHaveLength(1);
+    const got = await invoke('GET /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: s.id } });
+    expect(got.body.data).toMatchObject({ enabled: false, disabledReason: 'gone', disabledAt: expect.any(String) });
+    expect((await deliveries(t, s.id)).data[0]).toMatchObject({ status: 'failed', failureReason: 'gone' });
+  });
+
+  it('disables a subscription that has been failing for longer than the limit', async () => {
+    const t = await newTenant();
+    const r = await receiver(() => ({ status: 500 }));
+    const s = await subscribe(t, r.url);
+    await updateSubscription(t.businessId, s.id, { failingSince: new Date(Date.now() - 4 * 86_400_000).toISOString() });
+    await commit([], [newEvent(t.businessId, 'message.sent', { id: 'm' })]);
+    await r.waitFor(1);
+    await queues.idle();
+    expect(await getSubscription(t.businessId, s.id)).toMatchObject({ enabled: false, disabledReason: 'failing' });
+    expect(r.received).toHaveLength(1);
+  });
+
+  it('sends a signed test delivery and lists it among the deliveries', async () => {
+    const t = await newTenant();
+    const r = await receiver();
+    const s = await subscribe(t, r.url, ['contact.created']);
+    const res = await invoke('POST /user-webhooks/{id}/test', { apiKey: t.apiKey, params: { id: s.id } });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({ deliveryId: expect.any(String), event: 'webhook.test', success: true, statusCode: 200, durationMs: expect.any(Number), error: null });
+    expect(r.received).toHaveLength(1);
+    expect(r.received[0].headers['x-webhook-event']).toBe('webhook.test');
+    expect(verifyHex(r.received[0].body, r.received[0].headers['x-webhook-signature'], s.secret)).toBe(true);
+    const list = await deliveries(t, s.id);
+    expect(list.data[0]).toMatchObject({ id: res.body.data.deliveryId, event: 'webhook.test', status: 'delivered' });
+
+    r.respond = () => ({ status: 500 });
+    const failing = await invoke('POST /user-webhooks/{id}/test', { apiKey: t.apiKey, params: { id: s.id } });
+    expect(failing.body.data).toMatchObject({ success: false, statusCode: 500, error: 'HTTP 500' });
+  });
+
+  it('pages deliveries newest first and refuses a forged cursor', async () => {
+    const t = await newTenant();
+    const other = await newTenant();
+    const r = await receiver();
+    const s = await subscribe(t, r.url);
+    const so = await subscribe(other, r.url);
+    for (let i = 0; i < 3; i++) await invoke('POST /user-webhooks/{id}/test', { apiKey: t.apiKey, params: { id: s.id } });
+    await invoke('POST /user-webhooks/{id}/test', { apiKey: other.apiKey, params: { id: so.id } });
+    const p1 = await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: t.apiKey, params: { id: s.id }, query: { limit: '2' } });
+    const p2 = await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: t.apiKey, params: { id: s.id }, query: { limit: '2', cursor: p1.body.next_cursor } });
+    expect(p1.body.data).toHaveLength(2);
+    expect(p1.body.data[0].createdAt >= p1.body.data[1].createdAt).toBe(true);
+    expect(p2.body.data).toHaveLength(1);
+    const otherPage = await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: other.apiKey, params: { id: so.id }, query: { limit: '1' } });
+    const forged = await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: t.apiKey, params: { id: s.id }, query: { cursor: Buffer.from(JSON.stringify({ pk: 'x', gsi1pk: 'y' })).toString('base64url') } });
+    const garbage = await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: t.apiKey, params: { id: s.id }, query: { cursor: 'not-a-cursor' } });
+    expect(forged.status).toBe(400);
+    expect(garbage.status).toBe(400);
+    expect(otherPage.status).toBe(200);
+  });
+});

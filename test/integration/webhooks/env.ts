@@ -1,0 +1,6 @@
+/** Short delivery timings for the webhook tests; imported first, before any module reads them. */
+process.env.WEBHOOK_RETRY_BASE_SECONDS = '0.05';
+process.env.WEBHOOK_RETRY_FACTOR = '2';
+process.env.WEBHOOK_MAX_ATTEMPTS = '5';
+process.env.WEBHOOK_TIMEOUT_MS = '1000';
+process.env.WEBHOOK_LANE_WAIT_SECONDS = '0.05';

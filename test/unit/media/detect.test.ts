@@ -1,0 +1,47 @@
+import { detectMime } from '#shared/media/detect.ts';
+import { mediaTooLarge } from '#shared/media/errors.ts';
+import { LIMITS_AS_STRINGS, MEDIA_RULES } from '#shared/media/formats.ts';
+
+describe('detectMime', () => {
+  it('recognises plain UTF-8 text, which has no magic number', async () => {
+    expect(await detectMime(Buffer.from('Hola, ¿qué tal?\nSegunda línea\n'))).toEqual({ mime: 'text/plain' });
+  });
+
+  it('does not take binary noise for text', async () => {
+    expect(await detectMime(Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x10]))).toBeUndefined();
+  });
+
+  it('tells legacy Office files apart by the given name (they share the OLE2 container)', async () => {
+    // Prepare: the OLE2/CFB signature followed by padding.
+    const cfb = Buffer.concat([Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), Buffer.alloc(4096)]);
+    // Act / Assess
+    expect((await detectMime(cfb, 'report.doc'))?.mime).toBe('application/msword');
+    expect((await detectMime(cfb, 'sheet.XLS'))?.mime).toBe('application/vnd.ms-excel');
+    expect((await detectMime(cfb, 'slides.ppt'))?.mime).toBe('application/vnd.ms-powerpoint');
+    expect((await detectMime(cfb, 'thing.bin'))?.mime).toBe('application/x-cfb');
+  });
+});
+
+describe('media_too_large', () => {
+  it('carries message, suggestion and the four limits as strings', () => {
+    // Act
+    const err = mediaTooLarge('video', 17 * 1024 * 1024);
+    // Assess
+    expect(err.status).toBe(413);
+    expect(err.body).toEqual({
+      error: 'media_too_large',
+      message: expect.stringContaining('16 MB'),
+      suggestion: expect.stringContaining('autoConvert'),
+      limits: { image: '5 MB', video: '16 MB', audio: '16 MB', document: '100 MB' },
+    });
+    expect(Object.values(LIMITS_AS_STRINGS).every((s) => typeof s === 'string')).toBe(true);
+  });
+
+  it('matches the contract table', () => {
+    expect(MEDIA_RULES.image.maxBytes).toBe(5 * 1024 * 1024);
+    expect(MEDIA_RULES.video.maxBytes).toBe(16 * 1024 * 1024);
+    expect(MEDIA_RULES.audio.maxBytes).toBe(16 * 1024 * 1024);
+    expect(MEDIA_RULES.document.maxBytes).toBe(100 * 1024 * 1024);
+    expect(MEDIA_RULES.sticker.maxBytes).toBe(500 * 1024);
+  });
+});

@@ -1,0 +1,50 @@
+import { toDeliveryError } from '#shared/upstream/error-codes.ts';
+import { UpstreamError } from '#shared/upstream/client.ts';
+import { isValidSignature, signatureOf } from '#shared/upstream/signature.ts';
+
+const upstream = (code: number | undefined, opts: Partial<{ status: number; transient: boolean; message: string }> = {}) =>
+  new UpstreamError(opts.message ?? 'upstream says no', opts.status ?? 400, code, 'details', opts.transient ?? false);
+
+describe('upstream delivery codes', () => {
+  it.each([
+    [131047, 'message_delivery_failed'],
+    [131042, 'message_delivery_failed'],
+    [130472, 'invalid_recipient'],
+    [131026, 'user_blocked'],
+    [132000, 'template_not_found'],
+    [131048, 'spam_rate_limit'],
+    [131052, 'media_download_failed'],
+    [131051, 'unsupported_media_type'],
+    [131053, 'file_too_large'],
+  ])('maps %i to %s with code, action_required and instructions', (code, error) => {
+    const out = toDeliveryError(upstream(code), { templateName: 'x', language: 'es_MX' });
+    expect(out).toMatchObject({ status: 400, error, code: String(code), action_required: expect.any(String), instructions: expect.any(String), message: expect.any(String) });
+    if (code === 132000) expect(out.details).toMatchObject({ template_name: 'x', language: 'es_MX' });
+    else expect(out.details).toBeUndefined();
+  });
+
+  it('gives the 24-hour window remedy for 131047', () => {
+    expect(toDeliveryError(upstream(131047)).instructions).toMatch(/template.*wait for the user.*retry later/i);
+  });
+
+  it('keeps an unknown code and its upstream message', () => {
+    expect(toDeliveryError(upstream(131999, { message: '(#131999) Something new' }))).toMatchObject({ code: '131999', message: '(#131999) Something new' });
+  });
+
+  it('answers exhausted transient faults as 429 (throttled) or 502', () => {
+    expect(toDeliveryError(upstream(130429, { status: 429, transient: true }))).toMatchObject({ status: 429, code: '130429' });
+    expect(toDeliveryError(upstream(undefined, { status: 0, transient: true }))).toMatchObject({ status: 502, error: 'upstream_unavailable' });
+  });
+});
+
+describe('upstream webhook signature', () => {
+  it('accepts the exact HMAC of the raw body and nothing else', () => {
+    const body = '{"object":"whatsapp_business_account"}';
+    const sig = signatureOf(body, 's3cret');
+    expect(isValidSignature(body, sig, 's3cret')).toBe(true);
+    expect(isValidSignature(body + ' ', sig, 's3cret')).toBe(false);
+    expect(isValidSignature(body, sig, 'other')).toBe(false);
+    expect(isValidSignature(body, sig.slice(0, -1), 's3cret')).toBe(false);
+    expect(isValidSignature(body, undefined, 's3cret')).toBe(false);
+  });
+});

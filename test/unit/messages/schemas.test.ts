@@ -1,0 +1,83 @@
+import { parseSendRequest } from '#shared/messages/schemas.ts';
+import { ApiError } from '#shared/http/errors.ts';
+
+const to = '+5215512345678';
+const long = (n: number) => 'x'.repeat(n);
+
+const detailsOf = (body: unknown): Record<string, string[]> => {
+  try {
+    parseSendRequest(body);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(400);
+    expect((err as ApiError).body.error).toBe('validation_error');
+    return (err as ApiError).body.details as Record<string, string[]>;
+  }
+  throw new Error('expected a validation error');
+};
+
+describe('send request validation', () => {
+  it.each([
+    ['missing to', { content: 'hi' }, 'to'],
+    ['to without +', { to: '5215512345678', content: 'hi' }, 'to'],
+    ['to with letters', { to: '+52abc', content: 'hi' }, 'to'],
+    ['text without content', { to }, 'type'],
+    ['unknown type', { to, type: 'fax', fax: {} }, 'type'],
+    ['empty content', { to, content: '' }, 'content'],
+    ['text over 4096', { to, content: long(4097) }, 'content'],
+    ['upstream style with empty body', { messaging_product: 'whatsapp', to, type: 'text', text: { body: '' } }, 'text.body'],
+    ['wrong messaging_product', { messaging_product: 'telegram', to, type: 'text', text: { body: 'hi' } }, 'messaging_product'],
+    ['caption over 1024', { to, type: 'image', image: { link: 'https://example.com/a.jpg', caption: long(1025) } }, 'image.caption'],
+    ['caption on audio', { to, type: 'audio', audio: { link: 'https://example.com/a.mp3', caption: 'no' } }, 'audio.caption'],
+    ['caption on sticker', { to, type: 'sticker', sticker: { id: '123', caption: 'no' } }, 'sticker.caption'],
+    ['link and id together', { to, type: 'image', image: { link: 'https://example.com/a.jpg', id: '123' } }, 'image'],
+    ['neither link nor id', { to, type: 'video', video: { caption: 'x' } }, 'video'],
+    ['link that is not a URL', { to, type: 'image', image: { link: 'not a url' } }, 'image.link'],
+    ['document without filename', { to, type: 'document', document: { link: 'https://example.com/a.pdf' } }, 'document.filename'],
+    ['filename on an image', { to, type: 'image', image: { link: 'https://example.com/a.jpg', filename: 'a.jpg' } }, 'image.filename'],
+    ['latitude over 90', { to, type: 'location', location: { latitude: 91, longitude: 0 } }, 'location.latitude'],
+    ['latitude missing', { to, type: 'location', location: { longitude: 0 } }, 'location.latitude'],
+    ['longitude under -180', { to, type: 'location', location: { latitude: 0, longitude: -181 } }, 'location.longitude'],
+    ['location name over 1000', { to, type: 'location', location: { latitude: 0, longitude: 0, name: long(1001) } }, 'location.name'],
+    ['location address over 1000', { to, type: 'location', location: { latitude: 0, longitude: 0, address: long(1001) } }, 'location.address'],
+    ['reaction without message_id', { to, type: 'reaction', reaction: { emoji: '👍' } }, 'reaction.message_id'],
+    ['reaction without emoji', { to, type: 'reaction', reaction: { message_id: 'wamid.x' } }, 'reaction.emoji'],
+    ['template without name', { to, type: 'template' }, 'templateName'],
+    ['template_parameters not strings', { to, type: 'template', templateName: 'order_update', template_parameters: [{}] }, 'template_parameters.0'],
+    ['header_media without type', { to, type: 'template', templateName: 'promo_header', header_media: { url: 'https://example.com/a.jpg' } }, 'header_media.type'],
+    ['header_media without url or media_id', { to, type: 'template', templateName: 'promo_header', header_media: { type: 'image' } }, 'header_media'],
+    ['button index 10', { to, type: 'template', template: { name: 'reminder_buttons', language: { code: 'es_MX' }, components: [{ type: 'button', sub_type: 'quick_reply', index: '10', parameters: [] }] } }, 'template.components.0.index'],
+    ['button without index', { to, type: 'template', template: { name: 'reminder_buttons', language: { code: 'es_MX' }, components: [{ type: 'button', sub_type: 'quick_reply' }] } }, 'template.components.0.index'],
+    ['unknown parameter type', { to, type: 'template', template: { name: 'order_update', language: { code: 'es_MX' }, components: [{ type: 'body', parameters: [{ type: 'money' }] }] } }, 'template.components.0.parameters.0.type'],
+    ['currency amount not integer', { to, type: 'template', template: { name: 'x', language: { code: 'es_MX' }, components: [{ type: 'body', parameters: [{ type: 'currency', currency: { fallback_value: '$1', code: 'MXN', amount_1000: 1.5 } }] }] } }, 'template.components.0.parameters.0.currency.amount_1000'],
+    ['more than 3 reply buttons', { to, type: 'interactive', interactive: { type: 'button', body: { text: 'Pick' }, action: { buttons: [1, 2, 3, 4].map((i) => ({ type: 'reply', reply: { id: `b${i}`, title: `B${i}` } })) } } }, 'interactive.action.buttons'],
+    ['reply title over 20', { to, type: 'interactive', interactive: { type: 'button', body: { text: 'Pick' }, action: { buttons: [{ type: 'reply', reply: { id: 'a', title: long(21) } }] } } }, 'interactive.action.buttons.0.reply.title'],
+    ['interactive without body', { to, type: 'interactive', interactive: { type: 'list', action: { button: 'Ver', sections: [{ rows: [{ id: 'a', title: 'A' }] }] } } }, 'interactive.body'],
+    ['cta_url with a bad url', { to, type: 'interactive', interactive: { type: 'cta_url', body: { text: 'Go' }, action: { name: 'cta_url', parameters: { display_text: 'Open', url: 'nope' } } } }, 'interactive.action.parameters.url'],
+    ['contacts empty', { to, type: 'contacts', contacts: [] }, 'contacts'],
+    ['contact card without formatted_name', { to, type: 'contacts', contacts: [{ name: { first_name: 'Ana' } }] }, 'contacts.0.name.formatted_name'],
+    ['ai.pauseDuration over 1440', { to, content: 'hi', ai: { pause: true, pauseDuration: 1441 } }, 'ai.pauseDuration'],
+    ['ai.pauseDuration zero', { to, content: 'hi', ai: { pause: true, pauseDuration: 0 } }, 'ai.pauseDuration'],
+    ['ai.disable not boolean', { to, content: 'hi', ai: { disable: 'yes' } }, 'ai.disable'],
+    ['group recipient', { to, content: 'hi', recipient_type: 'group' }, 'recipient_type'],
+  ])('rejects %s naming the field', (_label, body, field) => {
+    // Act
+    const details = detailsOf(body);
+
+    // Assess
+    expect(Object.keys(details)).toContain(field);
+  });
+
+  it('accepts both text styles and infers the type', () => {
+    expect(parseSendRequest({ to, content: 'hola' })).toMatchObject({ type: 'text', content: 'hola' });
+    expect(parseSendRequest({ messaging_product: 'whatsapp', to, type: 'text', text: { body: 'hola' } })).toMatchObject({ type: 'text', text: { body: 'hola' } });
+  });
+
+  it('accepts every limit at its edge', () => {
+    expect(() => parseSendRequest({ to, type: 'image', image: { link: 'https://example.com/a.jpg', caption: long(1024) } })).not.toThrow();
+    expect(() => parseSendRequest({ to, type: 'location', location: { latitude: -90, longitude: 180, name: long(1000), address: long(1000) } })).not.toThrow();
+    expect(() => parseSendRequest({ to, type: 'reaction', reaction: { message_id: 'wamid.x', emoji: '' } })).not.toThrow();
+    expect(() => parseSendRequest({ to, content: 'x', ai: { pause: true, pauseDuration: 1440 } })).not.toThrow();
+    expect(parseSendRequest({ to, type: 'template', template: { name: 'r', language: { code: 'es_MX' }, components: [{ type: 'button', sub_type: 'quick_reply', index: 9 }] } }).template.components[0].index).toBe('9');
+  });
+});

@@ -1,0 +1,40 @@
+import { orderingKey } from '#shared/webhooks/ordering.ts';
+import { deliveryId, subscribes } from '#shared/webhooks/fanout.ts';
+import { UUID_RE } from '#shared/http/schemas.ts';
+import type { Subscription } from '#shared/webhooks/model.ts';
+
+describe('ordering keys', () => {
+  it('puts a contact\'s events, and the messages and conversations that name it, in one lane', () => {
+    const k = 'contact:c1';
+    expect(orderingKey({ event: 'contact.created', data: { contact_id: 'c1' } })).toBe(k);
+    expect(orderingKey({ event: 'contact.stage_changed', data: { contact_id: 'c1', new_stage_id: 's' } })).toBe(k);
+    expect(orderingKey({ event: 'contact.deleted', data: { id: 'c1' } })).toBe(k);
+    expect(orderingKey({ event: 'message.sent', data: { id: 'm', contact_id: 'c1', conversation_id: 'v' } })).toBe(k);
+    expect(orderingKey({ event: 'conversation.created', data: { contact: { id: 'c1' } } })).toBe(k);
+  });
+
+  it('falls back to the conversation, gives funnel events one lane, broadcasts their own', () => {
+    expect(orderingKey({ event: 'message.read', data: { conversation_id: 'v' } })).toBe('conversation:v');
+    expect(orderingKey({ event: 'funnel_stage.created', data: { stage_id: 's' } })).toBe('funnel');
+    expect(orderingKey({ event: 'funnel_stages.reordered', data: {} })).toBe('funnel');
+    expect(orderingKey({ event: 'broadcast.sent', data: { broadcast_id: 'b' } })).toBe('broadcast:b');
+    expect(orderingKey({ event: 'message.received', data: { messages: [] } })).toBeUndefined();
+  });
+});
+
+describe('delivery ids and matching', () => {
+  it('gives the same event and subscription the same UUID, and others different ones', () => {
+    expect(deliveryId('e1', 'w1')).toBe(deliveryId('e1', 'w1'));
+    expect(deliveryId('e1', 'w1')).not.toBe(deliveryId('e1', 'w2'));
+    expect(deliveryId('e2', 'w1')).not.toBe(deliveryId('e1', 'w1'));
+    expect(deliveryId('e1', 'w1')).toMatch(UUID_RE);
+  });
+
+  it('matches by name or *, and never for a disabled subscription', () => {
+    const s = (events: string[], enabled = true) => ({ events, enabled }) as Subscription;
+    expect(subscribes(s(['*']), 'message.sent')).toBe(true);
+    expect(subscribes(s(['message.sent']), 'message.sent')).toBe(true);
+    expect(subscribes(s(['message.read']), 'message.sent')).toBe(false);
+    expect(subscribes(s(['*'], false), 'message.sent')).toBe(false);
+  });
+});
