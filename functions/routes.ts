@@ -30,6 +30,7 @@ export const routes: Route[] = [
   // Meta: the reference (public).
   r('GET', '/openapi.json', 'http/meta/openapi', null),
   r('GET', '/docs', 'http/meta/docs', null),
+  r('GET', '/docs/scalar.js', 'http/meta/docs-asset', null),
 
   // Upstream (WhatsApp Cloud API) webhook: verified by hub.verify_token / X-Hub-Signature-256, not by API key.
   r('GET', '/webhooks/upstream', 'http/upstream/verify', null),

@@ -101,6 +101,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }).start();
     stops.push(() => queues.stop());
 
+    // The outbox sweep (a scheduled Lambda in AWS): re-publishes events whose publish a crash lost.
+    const { startOutboxSweep } = await import('#shared/webhooks/sweep.ts');
+    const stopSweep = startOutboxSweep(30_000);
+    stops.push(async () => stopSweep());
+
     const stack: LocalStack = { url: api.url, sandboxUrl: sandbox.url, dynamodbEndpoint, s3Endpoint: s3.endpoint, tableName, queues, stop };
 
     if (options.demo) {

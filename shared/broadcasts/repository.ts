@@ -151,10 +151,10 @@ export async function explicitAudience(businessId: string, broadcastId: string):
  * `set` holds extra attributes; `extra` more update clauses.
  */
 export async function transition(
-  businessId: string, id: string, from: string[], to: string, set: Record<string, unknown> = {}, condition?: string,
+  businessId: string, id: string, from: string[], to: string, set: Record<string, unknown> = {}, condition?: string, conditionValues: Record<string, unknown> = {},
 ): Promise<Broadcast | undefined> {
   try {
-    const { Attributes } = await db.send(new UpdateCommand({ ...transitionInput(businessId, id, from, to, set, condition), ReturnValues: 'ALL_NEW' }));
+    const { Attributes } = await db.send(new UpdateCommand({ ...transitionInput(businessId, id, from, to, set, condition, conditionValues), ReturnValues: 'ALL_NEW' }));
     return Attributes ? toBroadcast(Attributes) : undefined;
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) return undefined;
@@ -162,11 +162,13 @@ export async function transition(
   }
 }
 
-export function transitionInput(businessId: string, id: string, from: string[], to: string, set: Record<string, unknown> = {}, condition?: string) {
+export function transitionInput(
+  businessId: string, id: string, from: string[], to: string, set: Record<string, unknown> = {}, condition?: string, conditionValues: Record<string, unknown> = {},
+) {
   const now = new Date().toISOString();
   const fields = { ...set, status: to, updated_at: now };
   const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
+  const values: Record<string, unknown> = { ...conditionValues };
   const clauses = Object.entries(fields).map(([k, val], i) => {
     names[`#f${i}`] = k;
     values[`:f${i}`] = val;

@@ -70,8 +70,11 @@ async function start(businessId: string, id: string, receiveCount: number): Prom
   let b = await getBroadcast(businessId, id);
   if (!b) return;
   if (b.status === 'scheduled') {
-    if (b.send_at && Date.parse(b.send_at) - Date.now() > EARLY_START_TOLERANCE_MS) {
-      await scheduleStart(businessId, id, new Date(b.send_at));
+    const early = b.send_at ? Date.parse(b.send_at) - Date.now() : 0;
+    if (early > EARLY_START_TOLERANCE_MS) {
+      // Fired early: wait on the queue (up to its 15-minute delay), or schedule again.
+      if (early <= 900_000) await enqueue('broadcasts', { type: 'start', businessId, broadcastId: id } satisfies BroadcastMessage, { delaySeconds: Math.ceil(early / 1000) });
+      else await scheduleStart(businessId, id, new Date(b.send_at!));
       return;
     }
     b = await transition(businessId, id, ['scheduled'], 'running');
@@ -84,10 +87,24 @@ async function start(businessId: string, id: string, receiveCount: number): Prom
     if (receiveCount > 1) await enqueueRun(businessId, id);
     return;
   }
-  await freeze(b);
+  await freeze(b, receiveCount);
 }
 
-async function freeze(b: Broadcast): Promise<void> {
+/** One start at a time freezes the audience (a duplicate start must not rewrite recipients being sent to). */
+const FREEZE_LEASE_MS = 90_000;
+
+async function freeze(b: Broadcast, receiveCount: number): Promise<void> {
+  const token = randomUUID();
+  const claimed = await transition(
+    b.businessId, b.id, ['running'], 'running', { freeze_token: token, freeze_until: Date.now() + FREEZE_LEASE_MS },
+    'attribute_not_exists(started_at) AND (attribute_not_exists(freeze_until) OR freeze_until < :now)', { ':now': Date.now() },
+  );
+  if (!claimed) {
+    const current = await getBroadcast(b.businessId, b.id);
+    // A retry whose freeze is still held (by a worker that may have died): let the queue bring it back later.
+    if (current?.status === 'running' && !current.started_at && receiveCount > 1) throw new Error('the audience is being frozen by another start; retrying later');
+    return;
+  }
   const business = await getBusiness(b.businessId);
   if (!business?.phoneNumberId) {
     await fail(b, { error: 'account_not_configured', message: 'The messaging account of this business is not configured' });
@@ -106,7 +123,7 @@ async function freeze(b: Broadcast): Promise<void> {
   const startedAt = new Date().toISOString();
   try {
     await commit(
-      [{ Update: transitionInput(b.businessId, b.id, ['running'], 'running', { started_at: startedAt, c_total: counts.total, c_skipped: counts.skipped }, 'attribute_not_exists(started_at)') }],
+      [{ Update: transitionInput(b.businessId, b.id, ['running'], 'running', { started_at: startedAt, c_total: counts.total, c_skipped: counts.skipped }, 'attribute_not_exists(started_at) AND freeze_token = :token', { ':token': token }) }],
       [broadcastSent(b, counts, startedAt)],
     );
   } catch (err) {
@@ -160,6 +177,7 @@ async function run(businessId: string, id: string): Promise<void> {
       if (pipe.fatal) {
         await pipe.drain();
         await fail(b, pipe.fatal);
+        pipe.fatal = undefined;
         return;
       }
       if (await step(b, pipe)) return;
@@ -172,6 +190,11 @@ async function run(businessId: string, id: string): Promise<void> {
   } finally {
     await pipe?.drain();
     if (pipe?.crash) throw pipe.crash;
+    // A send that finished after the last look found the template or the account rejected.
+    if (pipe?.fatal) {
+      await fail(pipe.b, pipe.fatal);
+      next = undefined;
+    }
     if (next !== undefined) await enqueueRun(businessId, id, next);
   }
 }
@@ -192,14 +215,19 @@ class Pipeline {
 
   constructor(readonly b: Broadcast, readonly capacity: number) {}
 
+  /** Contacts this run is sending to right now (their claims are not abandoned, however long they take). */
+  readonly mine = new Set<string>();
+
   launch(r: Recipient, lease: string): void {
     this.inFlight++;
+    this.mine.add(r.contact_id);
     const p: Promise<void> = this.sendOne(r, lease)
       .catch((err) => {
         this.crash ??= err;
       })
       .finally(() => {
         this.inFlight--;
+        this.mine.delete(r.contact_id);
         this.running.delete(p);
       });
     this.running.add(p);
@@ -274,12 +302,12 @@ async function step(b: Broadcast, pipe: Pipeline): Promise<boolean> {
   const room = Math.min(share, pipe.capacity - pipe.inFlight);
   // The head also holds this run's own claims still in flight.
   const head = await queueHead(b.businessId, b.id, pipe.inFlight + Math.max(room, 1) + 25);
-  if (head.length === 0 && pipe.inFlight === 0) return complete(b);
+  if (head.length === 0 && pipe.inFlight === 0) return pipe.fatal ? false : complete(b);
   if (room <= 0) return false;
 
   // Claims whose worker died go first: resent under the same idempotency key, they get their first outcome back.
   const candidates = [
-    ...head.filter((r) => r.state === 'sending' && (r.lease_until ?? 0) < now),
+    ...head.filter((r) => r.state === 'sending' && (r.lease_until ?? 0) < now && !pipe.mine.has(r.contact_id)),
     ...head.filter((r) => r.state === 'pending'),
   ].slice(0, room);
   if (candidates.length === 0) return false;

@@ -3,8 +3,7 @@
  * contact of `contacts` is checked on its own, so one bad item fails only itself.
  */
 import * as v from 'valibot';
-import { uuid } from '#shared/http/schemas.ts';
-import { customFields, email, name, tagList } from './schemas.ts';
+import { customFields, email, id, name, tagList } from './schemas.ts';
 
 export const MAX_BULK_CONTACTS = 100;
 
@@ -16,7 +15,7 @@ export const bulkBody = v.object({
   contacts: v.optional(v.pipe(v.array(v.unknown(), 'must be an array of objects'), v.minLength(1, 'must not be empty'), v.maxLength(MAX_BULK_CONTACTS, `at most ${MAX_BULK_CONTACTS} contacts per request`))),
   contact_ids: v.optional(v.pipe(v.array(v.string('must be strings'), 'must be an array of contact ids'), v.minLength(1, 'must not be empty'), v.maxLength(MAX_BULK_CONTACTS, `at most ${MAX_BULK_CONTACTS} contact ids per request`))),
   tags: v.optional(v.pipe(tagList, v.minLength(1, 'must not be empty'))),
-  funnel_stage_id: v.optional(v.nullable(uuid())),
+  funnel_stage_id: v.optional(v.nullable(id())),
 });
 
 export type BulkBody = v.InferOutput<typeof bulkBody>;
@@ -30,7 +29,7 @@ export const bulkCreateItem = v.object({
 });
 
 export const bulkUpdateItem = v.object({
-  id: uuid(),
+  id: id(),
   name: v.optional(name),
   email: v.optional(email),
   tags: v.optional(tagList),

@@ -54,6 +54,8 @@ interface Unit {
 }
 
 const TRANSACTION_ITEMS = 100;
+/** Groups that touch no shared item (no stage counter) run this many at a time. */
+const PARALLEL_GROUPS = 4;
 const failedCode: Record<BulkOperation, string> = {
   create: 'create_failed',
   update: 'update_failed',
@@ -104,7 +106,7 @@ function groups(units: Unit[]): Unit[][] {
 
 async function writeGroups(bid: string, units: Unit[], results: BulkItemResult[], parallel: boolean): Promise<void> {
   // Groups that share stage counters would only contend with each other: they run one after the other.
-  const limit = pLimit(parallel ? 4 : 1);
+  const limit = pLimit(parallel ? PARALLEL_GROUPS : 1);
   await Promise.all(groups(units).map((group) => limit(async () => {
     const counters = stageCountItems(bid, group.flatMap((u) => (u.move ? [u.move] : []))).items;
     try {

@@ -8,7 +8,7 @@
  *   transaction as the contact; a soft delete releases it so the number can be used again.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { commit, type TransactItem } from '#shared/events/outbox.ts';
@@ -167,7 +167,14 @@ export async function findOrCreateContactByPhone(
     if (existingId) {
       const existing = await getContact(businessId, existingId);
       if (existing) return { contact: existing, created: false };
-      throw new RetryableConflict('phone claim without a live contact');
+      // A claim left without a live contact (never written so by this code): release it and try again.
+      await db.send(new DeleteCommand({
+        TableName: table(),
+        Key: keys.contactPhone(businessId, phone),
+        ConditionExpression: 'contactId = :id',
+        ExpressionAttributeValues: { ':id': existingId },
+      })).catch(() => undefined);
+      throw new RetryableConflict('stale phone claim');
     }
     const contact = newContact({ phone_number: phone, name: opts.name ?? null, origin: opts.origin ?? 'inbound' });
     try {

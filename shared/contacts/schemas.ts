@@ -8,6 +8,12 @@ import { notFound, validationError, type ApiError, type FieldErrors } from '#sha
 import { summarize } from '#shared/http/validation.ts';
 
 export const MAX_TAGS = 100;
+
+/** A UUID in its stored spelling (lower case), so that keys built from client input match. */
+export const id = (message?: string) => v.pipe(uuid(message), v.toLowerCase());
+
+/** Path `{ id }` as a lower-case UUID. */
+export const idParams = v.object({ id: id() });
 export const MAX_CUSTOM_FIELDS = 100;
 
 export const tag = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(100, 'at most 100 characters'));
@@ -34,8 +40,8 @@ export const createContactBody = v.object({
   email: v.optional(email),
   tags: v.optional(tagList),
   custom_fields: v.optional(customFields),
-  assigned_agent_id: v.optional(v.nullable(uuid())),
-  funnel_stage_id: v.optional(v.nullable(uuid())),
+  assigned_agent_id: v.optional(v.nullable(id())),
+  funnel_stage_id: v.optional(v.nullable(id())),
   opted_out: v.optional(v.boolean('must be a boolean')),
 });
 
@@ -48,8 +54,8 @@ export const updateContactBody = v.object({
   remove_tags: v.optional(tagList),
   /** Merged into the stored fields; a key set to null is removed. */
   custom_fields: v.optional(customFields),
-  assigned_agent_id: v.optional(v.nullable(uuid())),
-  funnel_stage_id: v.optional(v.nullable(uuid())),
+  assigned_agent_id: v.optional(v.nullable(id())),
+  funnel_stage_id: v.optional(v.nullable(id())),
   opted_out: v.optional(v.boolean('must be a boolean')),
 });
 

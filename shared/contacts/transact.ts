@@ -1,8 +1,10 @@
 /**
  * Reading why a TransactWriteItems was cancelled, and retrying optimistic read-modify-write units of work.
- * Contacts carry a `version` and the funnel a version item; a lost race shows as a cancelled transaction
+ * Contacts carry a `version`, stages their `rank` and slots; a lost race shows as a cancelled transaction
  * (a failed version condition or a TransactionConflict) and the unit of work runs again on fresh reads.
  */
+import { conflict } from '#shared/http/errors.ts';
+
 export type CancelCode = 'None' | 'ConditionalCheckFailed' | 'TransactionConflict' | string;
 
 /** The per-item cancellation codes, or undefined when `err` is not a cancelled transaction. */
@@ -30,17 +32,23 @@ const isRetryable = (err: unknown): boolean => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How long a unit of work keeps retrying lost races before the client is told to retry (well inside a 10 s Lambda). */
+const RETRY_BUDGET_MS = 7_000;
+
 /**
  * Runs `work` until it commits. `work` must turn every cancellation that is NOT a lost race into a domain error
  * (or a RetryableConflict when it is one); anything still retryable here is retried with jittered backoff.
+ * Past the budget (heavy contention on one item) the answer is 409 `conflict`, never a time-out.
  */
-export async function optimistic<T>(work: () => Promise<T>, attempts = 60): Promise<T> {
+export async function optimistic<T>(work: () => Promise<T>, budgetMs = RETRY_BUDGET_MS): Promise<T> {
+  const deadline = Date.now() + budgetMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (err) {
-      if (attempt >= attempts || !isRetryable(err)) throw err;
-      await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
+      if (!isRetryable(err)) throw err;
+      if (Date.now() >= deadline) throw conflict('conflict', 'The resource was changed by concurrent requests; retry the request');
+      await sleep(Math.random() * Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
     }
   }
 }

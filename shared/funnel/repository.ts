@@ -89,12 +89,14 @@ export const slotRelease = (bid: string, slot: number): TransactItem => ({
   Delete: { TableName: table(), Key: keys.stageSlot(bid, slot) },
 });
 
-/** A free slot, picked at random so that concurrent creates rarely pick the same one; null when all are taken. */
-export function freeSlot(stages: RankedStage[]): number | null {
-  if (stages.length >= MAX_STAGES) return null;
+/**
+ * The slots no stage holds, minus those this request already lost to a concurrent create (`lost`).
+ * Empty when the funnel is full.
+ */
+export function freeSlots(stages: RankedStage[], lost: ReadonlySet<number> = new Set()): number[] {
+  if (stages.length >= MAX_STAGES) return [];
   const used = new Set(stages.map((s) => s.slot));
-  const free = Array.from({ length: MAX_STAGES }, (_, i) => i).filter((i) => !used.has(i));
-  return free.length === 0 ? null : free[Math.floor(Math.random() * free.length)];
+  return Array.from({ length: MAX_STAGES }, (_, i) => i).filter((i) => !used.has(i) && !lost.has(i));
 }
 
 export const stagePut = (bid: string, stage: FunnelStage, rank: number, slot: number): TransactItem => ({
@@ -105,29 +107,36 @@ export const stagePut = (bid: string, stage: FunnelStage, rank: number, slot: nu
   },
 });
 
-export const stageRank = (bid: string, id: string, rank: number): TransactItem => ({
+/**
+ * Sets a stage's rank if it still has the rank that was read: a funnel rewritten from a stale read (two reorders,
+ * or a reorder and a re-spacing insert, that read the same ranks) cancels instead of merging into an order nobody
+ * asked for.
+ */
+export const stageRank = (bid: string, id: string, rank: number, expected: number): TransactItem => ({
   Update: {
     TableName: table(),
     Key: keys.stage(bid, id),
     UpdateExpression: 'SET #r = :r',
-    ConditionExpression: 'attribute_exists(pk)',
+    ConditionExpression: 'attribute_exists(pk) AND (#r = :expected OR attribute_not_exists(#r))',
     ExpressionAttributeNames: { '#r': 'rank' },
-    ExpressionAttributeValues: { ':r': rank },
+    ExpressionAttributeValues: { ':r': rank, ':expected': expected },
   },
 });
 
 /**
  * The rank that puts a new stage at `position` among `ordered`, or null when the neighbours are too close to
- * split (the caller then re-spaces every rank).
+ * split (the caller then re-spaces every rank). The rank is drawn at random inside the gap, so concurrent inserts
+ * at one position get distinct ranks (a tie would leave no room between the two for a later insert).
  */
-export function rankAt(ordered: RankedStage[], position: number): number | null {
-  if (ordered.length === 0) return 0;
-  if (position >= ordered.length) return ordered[ordered.length - 1].rank + RANK_STEP;
-  if (position <= 0) return ordered[0].rank - RANK_STEP;
+export function rankAt(ordered: RankedStage[], position: number, random = Math.random): number | null {
+  const spread = 0.25 + random() / 2;
+  if (ordered.length === 0) return RANK_STEP * spread;
+  if (position >= ordered.length) return ordered[ordered.length - 1].rank + RANK_STEP * (0.5 + spread);
+  if (position <= 0) return ordered[0].rank - RANK_STEP * (0.5 + spread);
   const before = ordered[position - 1].rank;
   const after = ordered[position].rank;
-  const mid = (before + after) / 2;
-  return after - before > 1e-6 && mid > before && mid < after ? mid : null;
+  const rank = before + (after - before) * spread;
+  return after - before > 1e-6 && rank > before && rank < after ? rank : null;
 }
 
 export const stageFieldsUpdate = (bid: string, id: string, fields: { name?: string; color?: string }, updatedAt: string): TransactItem => {

@@ -7,7 +7,7 @@ import { commit } from '#shared/events/outbox.ts';
 import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from '#shared/contacts/transact.ts';
 import { DEFAULT_STAGE_COLOR, MAX_STAGES, type FunnelStage } from './model.ts';
-import { freeSlot, getStage, listRankedStages, listStages, publicStage, rankAt, RANK_STEP, slotClaim, slotRelease, stageDeleteIfEmpty, stageFieldsUpdate, stagePut, stageRank } from './repository.ts';
+import { freeSlots, getStage, type RankedStage, listRankedStages, listStages, publicStage, rankAt, RANK_STEP, slotClaim, slotRelease, stageDeleteIfEmpty, stageFieldsUpdate, stagePut, stageRank } from './repository.ts';
 import { stageCreated, stageDeleted, stagesReordered, stageUpdated } from './events.ts';
 
 export const stageNotFound = () => notFound('Funnel stage not found');
@@ -30,10 +30,22 @@ const stageLimitReached = () =>
   badRequest('stage_limit_reached', `A funnel has at most ${MAX_STAGES} stages; delete one before adding another`);
 
 export async function createStage(bid: string, input: { name: string; color?: string; position?: number }): Promise<FunnelStage> {
+  // Slots this request lost to concurrent creates: the next attempt picks among the others, from the same read
+  // (a lost slot says nothing about the other slots, and a position among concurrent inserts is approximate anyway).
+  const lost = new Set<number>();
+  let read: RankedStage[] | undefined;
   return optimistic(async () => {
-    const ordered = await listRankedStages(bid, true);
-    const slot = freeSlot(ordered);
-    if (slot === null) throw stageLimitReached();
+    const ordered = read ?? (await listRankedStages(bid, true));
+    read = undefined;
+    if (ordered.length >= MAX_STAGES) throw stageLimitReached();
+    const free = freeSlots(ordered, lost);
+    if (free.length === 0) {
+      // Every free slot went to a create still in flight: read again once they have landed.
+      lost.clear();
+      throw new RetryableConflict('all free slots claimed concurrently');
+    }
+    // At random, so that concurrent creates rarely pick the same slot.
+    const slot = free[Math.floor(Math.random() * free.length)];
     // A position past the end appends: the stage lands as far as the client asked as the funnel allows.
     const position = Math.min(input.position ?? ordered.length, ordered.length);
     const now = new Date().toISOString();
@@ -50,15 +62,23 @@ export async function createStage(bid: string, input: { name: string; color?: st
     const items = [slotClaim(bid, slot, stage.id)];
     if (rank === null) {
       // No room between the neighbours: re-space every rank in the same transaction.
-      const spaced: { id: string }[] = [...ordered];
+      const spaced: { id: string; rank?: number }[] = [...ordered];
       spaced.splice(position, 0, stage);
       items.push(stagePut(bid, stage, position * RANK_STEP, slot));
-      spaced.forEach((s, i) => s.id !== stage.id && items.push(stageRank(bid, s.id, i * RANK_STEP)));
+      spaced.forEach((s, i) => s.rank !== undefined && items.push(stageRank(bid, s.id, i * RANK_STEP, s.rank)));
     } else {
       items.push(stagePut(bid, stage, rank, slot));
     }
-    // A slot taken meanwhile is a lost race: the next attempt reads the slots again (and finds the limit if full).
-    await commit(items, [stageCreated(bid, stage)]).catch(retryOnCancel);
+    try {
+      await commit(items, [stageCreated(bid, stage)]);
+    } catch (err) {
+      // A slot taken meanwhile is a lost race: the next attempt picks another (and finds the limit if full).
+      if (cancellationCodes(err)?.[0] === 'ConditionalCheckFailed') {
+        lost.add(slot);
+        read = ordered;
+      }
+      retryOnCancel(err);
+    }
     return stage;
   });
 }
@@ -115,7 +135,8 @@ export async function reorderStages(bid: string, stageIds: string[]): Promise<Fu
     const listed = new Set(ids);
     // Listed stages first in the given order, then the others in their current relative order.
     const next = [...ids.map((id) => byId.get(id)!), ...ordered.filter((s) => !listed.has(s.id))];
-    const items = next.flatMap((s, i) => (s.rank === i * RANK_STEP ? [] : [stageRank(bid, s.id, i * RANK_STEP)]));
+    // Every rank is written, each conditioned on the rank read: the new order applies whole or not at all.
+    const items = next.map((s, i) => stageRank(bid, s.id, i * RANK_STEP, s.rank));
     await commit(items, [stagesReordered(bid, next.map((s) => s.id), new Date().toISOString())]).catch(retryOnCancel);
     return next.map((s, position) => publicStage({ ...s, position }));
   });

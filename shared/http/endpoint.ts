@@ -59,6 +59,8 @@ const validate = async (schema: AnySchema | undefined, value: unknown, where: 'b
   throw invalid ? invalid(details, where) : validationError(details, `Invalid ${where}: ${Object.keys(details).join(', ')}`);
 };
 
+const TABLE_THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
 /** Maps every error to a JSON reply; an unknown error is a bug, logged with its stack and answered 500. */
 export const toReply = (err: unknown, extraHeaders: Record<string, string> = {}): Reply => {
   if (err instanceof ApiError) return json(err.status, err.body, { ...extraHeaders, ...err.headers });
@@ -66,6 +68,11 @@ export const toReply = (err: unknown, extraHeaders: Record<string, string> = {})
   // Middlewares from middy raise http-errors (e.g. a multipart parse failure): client errors stay client errors.
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return json(status, { error: status === 413 ? 'payload_too_large' : 'validation_error', message: (err as Error).message }, extraHeaders);
+  }
+  // The table still throttling after the SDK's own retries is capacity, not a bug: a retryable 503.
+  if (TABLE_THROTTLING.has((err as Error)?.name)) {
+    logger.warn('table throttled', { error: err as Error });
+    return json(503, { error: 'service_unavailable', message: 'The service is busy; retry shortly' }, { ...extraHeaders, 'Retry-After': '1' });
   }
   logger.error('unhandled error', { error: err as Error });
   return json(500, { error: 'internal_error', message: 'An unexpected error occurred' }, extraHeaders);

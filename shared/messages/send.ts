@@ -19,6 +19,7 @@ import { prepareTemplate } from '#shared/templates/prepare.ts';
 import { sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { logger } from '#shared/log/logger.ts';
+import { messageFailed, messageSent } from '#shared/metrics/metrics.ts';
 import { parseSendRequest, type SendRequest } from './schemas.ts';
 import { buildPayload, contentOf, type UpstreamPayload } from './payload.ts';
 import { resolveReactionTarget } from './reaction.ts';
@@ -139,6 +140,7 @@ export async function dispatchOutbound(draft: OutboundDraft): Promise<Outcome> {
     if (!(err instanceof UpstreamError)) throw err;
     const failure = toDeliveryError(err, templateContext(draft.payload));
     const message = await storeFailed(draft, failure);
+    messageFailed(draft.messageType, failure.code);
     const { status, ...body } = failure;
     throw new ApiError(status, {
       ...body,
@@ -146,6 +148,7 @@ export async function dispatchOutbound(draft: OutboundDraft): Promise<Outcome> {
     });
   }
   const message = await storeSent(draft, result.wamid, result.waId);
+  messageSent(message.messageType);
 
   if (draft.sentBy === 'api') {
     // ---- HUMAN SEND HOOK (AI area) -------------------------------------------------------------------

@@ -7,6 +7,7 @@ import type * as v from 'valibot';
 import { routes, type Route } from '#functions/routes.ts';
 import { EVENT_NAMES } from '#shared/events/names.ts';
 import { SCOPES } from '#shared/auth/scopes.ts';
+import { errorBody, eventData, schemas, successBodies } from './components.ts';
 
 export interface HandlerSpec {
   route: string;
@@ -29,30 +30,57 @@ const schemaOf = (schema: unknown): Record<string, unknown> => {
   }
 };
 
-const errorSchema = {
-  type: 'object',
-  required: ['error'],
-  properties: { error: { type: 'string' }, message: { type: 'string' }, details: {} },
+/** Tags in reading order: what a newcomer needs first, the plumbing last. */
+const TAGS: [string, string][] = [
+  ['messages', 'Send every kind of message, read and retry them'],
+  ['media', 'Upload media once, send it many times by id'],
+  ['conversations', 'Conversations, their messages and their AI settings'],
+  ['agent', 'The AI agent of the whole business'],
+  ['funnel', 'The sales funnel: stages and the stage of each contact'],
+  ['contacts', 'Contacts, search and bulk operations'],
+  ['segments', 'Static and dynamic segments of contacts'],
+  ['team', 'The human agents of the team'],
+  ['user-webhooks', 'Webhook subscriptions and their deliveries (see the events under Webhooks)'],
+  ['broadcasts', 'Template broadcasts to a segment or a list of contacts'],
+  ['upstream', 'Callbacks of the WhatsApp Cloud API (not for API clients)'],
+  ['meta', 'This reference'],
+];
+
+const tagOf = (path: string) => {
+  const first = path.split('/')[1] ?? '';
+  if (first === 'webhooks') return 'upstream';
+  return TAGS.some(([name]) => name === first) ? first : 'meta';
 };
 
-const standardErrors = (route: Route): Record<string, unknown> => {
-  const ref = { content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
-  const out: Record<string, unknown> = {
-    400: { description: 'Invalid request (validation_error, invalid_json, or the area\'s own error)', ...ref },
-    404: { description: 'Not found', ...ref },
-    500: { description: 'Internal error', ...ref },
+const jsonContent = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+
+const rateLimitHeaders = {
+  'X-RateLimit-Limit': { description: 'requests allowed per window for this key and class', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'requests left in the current window', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'unix seconds when the window resets', schema: { type: 'integer' } },
+};
+
+/** The statuses every operation can answer, whatever its handler declares (the endpoint stack produces them). */
+const standardErrors = (route: Route, key: string): Record<string, { description: string }> => {
+  const out: Record<string, { description: string }> = {
+    400: { description: 'Invalid request (validation_error, invalid_json, or the area\'s own error)' },
+    404: { description: 'Not found' },
+    500: { description: 'Internal error' },
   };
   if (route.scope) {
-    out[401] = { description: 'Missing, malformed, revoked or unknown API key', ...ref };
-    out[403] = { description: `The key lacks the scope ${route.scope}, or the resource belongs to another account`, ...ref };
-    out[429] = {
-      description: 'Rate limit exceeded',
-      headers: { 'Retry-After': { schema: { type: 'integer' } } },
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/RateLimited' } } },
-    };
+    out[401] = { description: 'Missing, malformed, revoked or unknown API key' };
+    out[403] = { description: `The key lacks the scope ${route.scope}, or the resource belongs to another account` };
+    out[429] = { description: 'Rate limit exceeded (retry after `retry_after` seconds)' };
   }
+  if (route.method !== 'GET' && route.method !== 'DELETE' && !key.includes('/webhooks/upstream')) out[413] ??= { description: 'Request body too large' };
   return out;
 };
+
+const errorResponse = (route: Route, key: string, code: number, description: string) => ({
+  description,
+  ...(code === 429 ? { headers: { 'Retry-After': { description: 'seconds', schema: { type: 'integer' } }, ...rateLimitHeaders } } : {}),
+  ...jsonContent(errorBody(key, code)),
+});
 
 const parametersOf = (route: Route, spec: HandlerSpec | undefined) => {
   const params: Record<string, unknown>[] = [];
@@ -75,15 +103,23 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const spec = specs.get(route.handler);
-    const successes = Object.entries(spec?.responses ?? { 200: 'Success' }).filter(([code]) => Number(code) < 300);
-    const errors = Object.entries(spec?.responses ?? {}).filter(([code]) => Number(code) >= 300);
-    const responses: Record<string, unknown> = standardErrors(route);
-    for (const [code, description] of successes) responses[code] = { description, content: { 'application/json': { schema: { type: 'object' } } } };
-    for (const [code, description] of errors) responses[code] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    const key = `${route.method} ${route.path}`;
+    const declared = Object.entries(spec?.responses ?? { 200: 'Success' });
+    const successes = declared.filter(([code]) => Number(code) < 300);
+    const responses: Record<string, unknown> = {};
+    for (const [code, { description }] of Object.entries(standardErrors(route, key))) responses[code] = errorResponse(route, key, Number(code), description);
+    for (const [code, description] of declared.filter(([c]) => Number(c) >= 300)) responses[code] = errorResponse(route, key, Number(code), description);
+    for (const [code, description] of successes) {
+      responses[code] = {
+        description,
+        ...(route.limit ? { headers: rateLimitHeaders } : {}),
+        ...(key === 'GET /docs' ? { content: { 'text/html': { schema: { type: 'string' } } } } : key === 'GET /webhooks/upstream' ? { content: { 'text/plain': { schema: { type: 'string' } } } } : jsonContent(successBodies[key]?.[Number(code)] ?? { type: 'object' })),
+      };
+    }
     const operation: Record<string, unknown> = {
       operationId: `${route.method.toLowerCase()}${route.path.replace(/\{(\w+)\}/g, 'By-$1').split(/[^A-Za-z0-9]+/).map((p) => p && p[0].toUpperCase() + p.slice(1)).join('')}`,
       summary: spec?.summary ?? `${route.method} ${route.path}`,
-      tags: [route.path.split('/')[1] || 'meta'],
+      tags: [tagOf(route.path)],
       parameters: parametersOf(route, spec),
       responses,
       security: route.scope ? [{ apiKey: [route.scope] }] : [],
@@ -103,16 +139,26 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
     webhooks[name] = {
       post: {
         summary: `Event ${name}`,
+        description: 'Sent to every enabled subscription whose `events` include this name or `*`. Verify `X-Webhook-Signature` (hex HMAC-SHA256 of the exact body bytes, keyed with the subscription secret) in constant time before trusting the body. A delivery without a 2xx answer within 10 s is retried with exponential backoff.',
+        tags: ['events'],
         parameters: [
-          { name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string' }, description: 'hex HMAC-SHA256 of the body, keyed with the subscription secret' },
+          { name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'hex HMAC-SHA256 of the body, keyed with the subscription secret' },
           { name: 'X-Webhook-Event', in: 'header', required: true, schema: { type: 'string', const: name } },
           { name: 'X-Webhook-Timestamp', in: 'header', required: true, schema: { type: 'string', format: 'date-time' } },
-          { name: 'X-Webhook-ID', in: 'header', required: true, schema: { type: 'string' } },
+          { name: 'X-Webhook-ID', in: 'header', required: true, schema: { type: 'string' }, description: 'unique id of the delivery (the same on retries)' },
+          { name: 'webhook-id', in: 'header', required: true, schema: { type: 'string' }, description: 'Standard Webhooks id' },
+          { name: 'webhook-timestamp', in: 'header', required: true, schema: { type: 'string' }, description: 'Standard Webhooks timestamp (unix seconds), to reject replays' },
+          { name: 'webhook-signature', in: 'header', required: true, schema: { type: 'string' }, description: 'Standard Webhooks signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">' },
         ],
         requestBody: {
-          content: { 'application/json': { schema: { type: 'object', required: ['event', 'data'], properties: { event: { const: name }, data: { type: 'object' } } } } },
+          required: true,
+          content: {
+            'application/json': {
+              schema: { type: 'object', required: ['event', 'data'], properties: { event: { const: name }, data: eventData[name] ?? { type: 'object' } } },
+            },
+          },
         },
-        responses: { 200: { description: 'Any 2xx acknowledges the delivery' } },
+        responses: { 200: { description: 'Any 2xx acknowledges the delivery; anything else (or no answer within 10 s) is retried' } },
       },
     };
   }
@@ -125,6 +171,7 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
       description: 'Send every kind of WhatsApp message, upload media, run a sales funnel, manage contacts and segments, control the AI agent, and receive signed webhooks.',
     },
     servers: [{ url: serverUrl ?? '/' }],
+    tags: [...TAGS.map(([name, description]) => ({ name, description })), { name: 'events', description: 'Outbound webhook events' }],
     paths,
     webhooks,
     components: {
@@ -136,14 +183,7 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
           description: `API key with scopes: ${SCOPES.join(', ')}`,
         },
       },
-      schemas: {
-        Error: errorSchema,
-        RateLimited: {
-          type: 'object',
-          required: ['error', 'message', 'retry_after'],
-          properties: { error: { const: 'rate_limited' }, message: { type: 'string' }, retry_after: { type: 'integer' } },
-        },
-      },
+      schemas,
     },
   };
 }

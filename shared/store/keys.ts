@@ -18,8 +18,9 @@
  * | contact by id; contacts of a business     | pk B#{bid}            sk CONTACT#{id} / begins CONTACT#     |
  * | contact by phone (unique per business)    | pk B#{bid}            sk CPHONE#{e164}                     |
  * | contact filter projection, sharded        | index shard: spk B#{bid}#S{n}  ssk {contactId}             |
- * | funnel stages of a business               | pk B#{bid}            sk begins STAGE#                     |
- * | funnel stage slots (the 50-stage limit)    | pk B#{bid}            sk FSLOT#{0..49}                     |
+ * | funnel stages of a business (own partition: | pk B#{bid}#FUNNEL     sk begins STAGE#                     |
+ * |   listing them never wades through contacts)|                                                            |
+ * | funnel stage slots (the 50-stage limit)    | pk B#{bid}#FUNNEL     sk FSLOT#{0..49}                     |
  * | conversation by id; list by recency       | pk B#{bid} sk CONV#{id}; gsi1 B#{bid}#CONVS / {lastAt}#{id}|
  * | open conversation of a contact            | pk B#{bid}            sk CCONV#{contactId}                 |
  * | message by id; messages of a conversation | pk B#{bid} sk MSG#{id}; gsi1 B#{bid}#CONV#{cid} / {at}#{id}|
@@ -77,10 +78,10 @@ export const keys = {
   contactShard: (bid: string, shard: number, contactId: string) => ({ spk: `${biz(bid)}#S${shard}`, ssk: contactId }),
   contactShardPk: (bid: string, shard: number) => `${biz(bid)}#S${shard}`,
 
-  stage: (bid: string, stageId: string): Key => ({ pk: biz(bid), sk: `STAGE#${stageId}` }),
-  stagePrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'STAGE#' }),
+  stage: (bid: string, stageId: string): Key => ({ pk: `${biz(bid)}#FUNNEL`, sk: `STAGE#${stageId}` }),
+  stagePrefix: (bid: string) => ({ pk: `${biz(bid)}#FUNNEL`, skPrefix: 'STAGE#' }),
   /** One of the 50 slots a stage occupies: claiming a free slot is how a new stage respects the limit without a hot counter. */
-  stageSlot: (bid: string, slot: number): Key => ({ pk: biz(bid), sk: `FSLOT#${slot}` }),
+  stageSlot: (bid: string, slot: number): Key => ({ pk: `${biz(bid)}#FUNNEL`, sk: `FSLOT#${slot}` }),
 
   conversation: (bid: string, conversationId: string): Key => ({ pk: biz(bid), sk: `CONV#${conversationId}` }),
   conversationByRecency: (bid: string, lastAt: string, conversationId: string) => ({

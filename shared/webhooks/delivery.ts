@@ -22,6 +22,8 @@ import { webhookSettings } from './settings.ts';
 const SQS_MAX_DELAY_SECONDS = 900;
 /** Jobs arriving this early count as on time (clock and delay rounding). */
 const EARLY_TOLERANCE_MS = 1000;
+/** Past this, a lane head that is still pending is assumed to have lost its job. */
+const HEAD_OVERDUE_MS = 2 * (webhookSettings.timeoutMs + 5_000) + 60_000;
 
 export interface SendResult {
   attempt: Attempt;
@@ -114,6 +116,8 @@ export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<s
       // Waiting behind an earlier event of the same ordering key: look again when the head is due.
       await releaseDelivery(d);
       const headDue = Date.parse(head.nextAttemptAt) - now;
+      // A head long overdue lost its job somewhere (a crash between two steps): wake it; its lease stops doubles.
+      if (headDue < -HEAD_OVERDUE_MS) await enqueueJob({ businessId: d.businessId, webhookId: d.webhookId, deliveryId: head.deliveryId });
       await enqueueJob({ ...job, attempt: undefined }, Math.max(webhookSettings.laneWaitSeconds, headDue / 1000 + webhookSettings.laneWaitSeconds));
       return;
     }

@@ -9,7 +9,7 @@ import { keys } from '#shared/store/keys.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import type { Attempt, Delivery, DeliveryStatus, Subscription } from './model.ts';
 
-const KEY_ATTRS = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'type'];
+const KEY_ATTRS = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'type', 'ttl'];
 const strip = <T>(item: Record<string, unknown>): T => {
   const out = { ...item };
   for (const k of KEY_ATTRS) delete out[k];
@@ -130,10 +130,14 @@ export async function clearFailing(bid: string, id: string): Promise<void> {
 
 // ---- deliveries ----
 
+/** Delivery history is kept 30 days (well past the ~3 days of retries), then expires through the table's TTL. */
+const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
+
 const deliveryItem = (d: Delivery) => ({
   ...keys.delivery(d.businessId, d.webhookId, d.id),
   ...keys.deliveryByTime(d.businessId, d.webhookId, d.createdAt, d.id),
   type: 'delivery',
+  ttl: Math.floor(Date.parse(d.createdAt) / 1000) + DELIVERY_RETENTION_SECONDS,
   ...d,
 });
 

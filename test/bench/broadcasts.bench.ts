@@ -11,8 +11,8 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { BenchFigure, BenchOptions } from './types.ts';
 
-const FULL = { recipients: 10_000, pacePerMinute: 3000 };
-const QUICK = { recipients: 400, pacePerMinute: 1800 };
+const FULL = { recipients: 10_000, pacePerMinute: 2400 };
+const QUICK = { recipients: 300, pacePerMinute: 900 };
 
 interface ChildResult {
   recipients: number;

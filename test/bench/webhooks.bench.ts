@@ -40,7 +40,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
   const concurrency = CONCURRENCY;
   const queues = new LocalQueues({ retryDelayMs: 100, concurrency }).start();
 
-  const n = quick ? 400 : 2000;
+  const n = quick ? 300 : 1000;
   const rounds = quick ? 2 : 3;
   const pipeline: number[] = [];
   const bare: number[] = [];

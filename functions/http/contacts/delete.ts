@@ -1,8 +1,7 @@
 /** DELETE /contacts/v1/{id}: soft delete; the contact leaves every list, count and segment, and its number is free again. */
 import { endpoint } from '#shared/http/endpoint.ts';
-import { idParams } from '#shared/http/schemas.ts';
 import { deleteContact } from '#shared/contacts/service.ts';
-import { contactInvalid } from '#shared/contacts/schemas.ts';
+import { contactInvalid, idParams } from '#shared/contacts/schemas.ts';
 
 export const { handler, spec } = endpoint(
   { route: 'DELETE /contacts/v1/{id}', summary: 'Delete a contact (soft)', params: idParams, invalid: contactInvalid, responses: { 200: '{ success: true, id }', 404: 'not_found' } },

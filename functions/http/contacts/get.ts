@@ -1,8 +1,7 @@
 /** GET /contacts/v1/{id}: a live contact (a soft-deleted one is 404). */
 import { endpoint } from '#shared/http/endpoint.ts';
-import { idParams } from '#shared/http/schemas.ts';
 import { getContactOrFail } from '#shared/contacts/service.ts';
-import { contactInvalid } from '#shared/contacts/schemas.ts';
+import { contactInvalid, idParams } from '#shared/contacts/schemas.ts';
 
 export const { handler, spec } = endpoint(
   { route: 'GET /contacts/v1/{id}', summary: 'Get a contact', params: idParams, invalid: contactInvalid, responses: { 200: '{ contact }', 404: 'not_found' } },

@@ -1,8 +1,7 @@
 /** PATCH /contacts/v1/{id}: only sent fields change; `assigned_agent_id` also assigns the open conversation. */
 import { endpoint } from '#shared/http/endpoint.ts';
-import { idParams } from '#shared/http/schemas.ts';
 import { updateContact } from '#shared/contacts/service.ts';
-import { contactInvalid, updateContactBody } from '#shared/contacts/schemas.ts';
+import { contactInvalid, idParams, updateContactBody } from '#shared/contacts/schemas.ts';
 
 export const { handler, spec } = endpoint(
   {

@@ -1,14 +1,13 @@
 /** DELETE /funnel/v1/stages/{id}: only an empty stage; the later stages move up one position. */
 import { endpoint } from '#shared/http/endpoint.ts';
-import { idParams } from '#shared/http/schemas.ts';
 import { deleteStage } from '#shared/funnel/service.ts';
-import { funnelInvalid } from '#shared/funnel/schemas.ts';
+import { funnelIdParams, funnelInvalid } from '#shared/funnel/schemas.ts';
 
 export const { handler, spec } = endpoint(
   {
     route: 'DELETE /funnel/v1/stages/{id}',
     summary: 'Delete an empty funnel stage',
-    params: idParams,
+    params: funnelIdParams,
     invalid: funnelInvalid('Funnel stage'),
     responses: { 200: '{ success: true, id }', 400: 'stage_not_empty (with contact_count)', 404: 'not_found' },
   },

@@ -1,14 +1,13 @@
 /** GET /funnel/v1/stages/{id}. */
 import { endpoint } from '#shared/http/endpoint.ts';
-import { idParams } from '#shared/http/schemas.ts';
 import { getStageOrFail } from '#shared/funnel/service.ts';
-import { funnelInvalid } from '#shared/funnel/schemas.ts';
+import { funnelIdParams, funnelInvalid } from '#shared/funnel/schemas.ts';
 
 export const { handler, spec } = endpoint(
   {
     route: 'GET /funnel/v1/stages/{id}',
     summary: 'Get a funnel stage',
-    params: idParams,
+    params: funnelIdParams,
     invalid: funnelInvalid('Funnel stage'),
     responses: { 200: '{ stage: Funnel stage }', 404: 'not_found' },
   },

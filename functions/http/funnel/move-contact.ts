@@ -1,14 +1,13 @@
 /** POST /funnel/v1/contacts/{id}/move: put a contact in a stage, or in none with `stage_id: null`. */
 import { endpoint } from '#shared/http/endpoint.ts';
-import { idParams } from '#shared/http/schemas.ts';
 import { moveContact } from '#shared/funnel/move.ts';
-import { funnelInvalid, moveBody } from '#shared/funnel/schemas.ts';
+import { funnelIdParams, funnelInvalid, moveBody } from '#shared/funnel/schemas.ts';
 
 export const { handler, spec } = endpoint(
   {
     route: 'POST /funnel/v1/contacts/{id}/move',
     summary: 'Move a contact to a funnel stage',
-    params: idParams,
+    params: funnelIdParams,
     body: moveBody,
     invalid: funnelInvalid('Contact'),
     responses: { 200: '{ contact_id, previous_stage, new_stage, moved_at }', 400: 'validation_error', 404: 'not_found (contact or stage)' },

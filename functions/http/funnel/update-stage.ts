@@ -1,14 +1,13 @@
 /** PATCH /funnel/v1/stages/{id}: only the sent fields (name, color) change. */
 import { endpoint } from '#shared/http/endpoint.ts';
-import { idParams } from '#shared/http/schemas.ts';
 import { updateStage } from '#shared/funnel/service.ts';
-import { funnelInvalid, updateStageBody } from '#shared/funnel/schemas.ts';
+import { funnelIdParams, funnelInvalid, updateStageBody } from '#shared/funnel/schemas.ts';
 
 export const { handler, spec } = endpoint(
   {
     route: 'PATCH /funnel/v1/stages/{id}',
     summary: 'Update a funnel stage',
-    params: idParams,
+    params: funnelIdParams,
     body: updateStageBody,
     invalid: funnelInvalid('Funnel stage'),
     responses: { 200: '{ stage: Funnel stage }', 400: 'validation_error', 404: 'not_found' },

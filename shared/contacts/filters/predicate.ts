@@ -52,6 +52,9 @@ const customEquals = (stored: unknown, wanted: CustomValue): boolean => {
   return typeof stored === 'boolean' ? stored === wanted : typeof stored === 'string' && fold(stored) === String(wanted);
 };
 
+/** Own fields only: a field named like an Object.prototype member ("__proto__", "toString") is just a name. */
+const customValue = (p: ProjectedContact, key: string): unknown => (Object.hasOwn(p.custom, key) ? p.custom[key] : undefined);
+
 export function compileCondition(c: Condition, ctx: EvalContext = {}): Predicate {
   switch (c.k) {
     case 'all': {
@@ -115,16 +118,19 @@ export function compileCondition(c: Condition, ctx: EvalContext = {}): Predicate
       if (c.op === 'contains') {
         const v = fold(c.value);
         return (p) => {
-          const s = p.custom[key];
+          const s = customValue(p, key);
           return s !== null && s !== undefined && fold(String(s)).includes(v);
         };
       }
       const wanted = c.value;
-      return (p) => customEquals(p.custom[key], wanted);
+      return (p) => customEquals(customValue(p, key), wanted);
     }
     case 'customExists': {
       const key = c.key;
-      return (p) => p.custom[key] !== undefined && p.custom[key] !== null && p.custom[key] !== '';
+      return (p) => {
+        const s = customValue(p, key);
+        return s !== undefined && s !== null && s !== '';
+      };
     }
     case 'optedOut': {
       const v = c.value;

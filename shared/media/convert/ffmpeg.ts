@@ -52,8 +52,8 @@ export async function transcode(input: Uint8Array, outputArgs: string[], outputE
  * so resampling to 22.05 kHz loses nothing audible and halves the encoder's work; compression level 7
  * (LAME -q 7) is its fast psychoacoustic mode.
  */
-export const toMp3Mono64k = (input: Uint8Array) =>
-  transcode(input, ['-vn', '-map_metadata', '-1', '-ac', '1', '-ar', '22050', '-c:a', 'libmp3lame', '-b:a', '64k', '-compression_level', '7'], 'mp3');
+export const MP3_64K_MONO_ARGS = ['-vn', '-map_metadata', '-1', '-ac', '1', '-ar', '22050', '-c:a', 'libmp3lame', '-b:a', '64k', '-compression_level', '7'];
+export const toMp3Mono64k = (input: Uint8Array) => transcode(input, MP3_64K_MONO_ARGS, 'mp3');
 
 /** OGG/Opus, the format the upstream shows as a voice note (mono, speech-tuned). */
 export const toVoiceNote = (input: Uint8Array) =>

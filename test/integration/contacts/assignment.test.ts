@@ -75,14 +75,14 @@ describe('agent assignment through contacts', () => {
     expect(res.body.details.assigned_agent_id).toBeDefined();
   });
 
-  it('keeps assigned_conversations exact under 50 concurrent reassignments', async () => {
-    // Prepare: 5 contacts with open conversations, 3 agents
+  it('keeps assigned_conversations exact under 50 concurrent reassignments of 25 contacts', async () => {
+    // Prepare: 25 contacts with open conversations, 3 agents
     const t = await newTenant();
     const apiKeys = await Promise.all([0, 1].map(() => createApiKey(t.businessId, ['contacts:write']).then((k) => k.apiKey)));
     const agents = await Promise.all(['a', 'b', 'c'].map((n) => addAgent(t.businessId, { email: `${n}@x.com` })));
     const contacts: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const c = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: `+1415555090${i}` } })).body.contact;
+    for (let i = 0; i < 25; i++) {
+      const c = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: `+141555509${String(i).padStart(2, '0')}` } })).body.contact;
       await findOrCreateConversation(t.businessId, (await getContact(t.businessId, c.id))!);
       contacts.push(c.id);
     }
@@ -90,12 +90,12 @@ describe('agent assignment through contacts', () => {
     // Act
     const choices = [...agents.map((a) => a.id), null];
     const results = await Promise.all(Array.from({ length: 50 }, (_, i) =>
-      invoke('PATCH /contacts/v1/{id}', { apiKey: apiKeys[i % 2], params: { id: contacts[i % 5] }, body: { assigned_agent_id: choices[Math.floor(Math.random() * choices.length)] } })));
+      invoke('PATCH /contacts/v1/{id}', { apiKey: apiKeys[i % 2], params: { id: contacts[i % 25] }, body: { assigned_agent_id: choices[Math.floor(Math.random() * choices.length)] } })));
 
     // Assess: each agent's counter equals the conversations the table assigns to it, and each contact agrees with its conversation
     expect(results.filter((r) => r.status !== 200).map((r) => r.body)).toEqual([]);
     const convs = (await db.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `B#${t.businessId}`, ':p': 'CONV#' }, ConsistentRead: true }))).Items!;
-    expect(convs).toHaveLength(5);
+    expect(convs).toHaveLength(25);
     for (const a of agents) {
       const item = (await db.send(new GetCommand({ TableName: table(), Key: keys.agent(t.businessId, a.id), ConsistentRead: true }))).Item!;
       expect({ agent: a.email, count: Number(item.assigned_conversations ?? 0) }).toEqual({ agent: a.email, count: convs.filter((c) => c.assignedAgentId === a.id).length });
@@ -103,5 +103,5 @@ describe('agent assignment through contacts', () => {
     for (const conv of convs) {
       expect((await getContact(t.businessId, conv.contactId))!.assigned_agent_id).toBe(conv.assignedAgentId ?? null);
     }
-  });
+  }, 60_000);
 });

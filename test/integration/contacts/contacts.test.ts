@@ -22,7 +22,7 @@ describe('contacts CRUD', () => {
     expect(res.status).toBe(201);
     const c = res.body.contact;
     expect(c).toMatchObject({ phone_number: '+5215512345678', name: 'Ana', email: 'ana@example.com', tags: ['vip', 'lead'], custom_fields: { plan: 'pro', seats: 3 }, funnel_stage_id: null, assigned_agent_id: null, deleted_at: null });
-    const got = await invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: c.id } });
+    const got = await invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: c.id.toUpperCase() } });
     expect(got.status).toBe(200);
     expect(got.body.contact).toEqual(c);
     const item = (await db.send(new GetCommand({ TableName: table(), Key: keys.contact(t.businessId, c.id) }))).Item!;

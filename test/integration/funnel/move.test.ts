@@ -9,7 +9,8 @@ const eventsOf = (businessId: string, name: string) =>
   localOutbox.filter((m) => m.queue === 'events').map((m) => JSON.parse(m.body)).filter((e) => e.businessId === businessId && e.event === name);
 
 const queryPrefix = async (businessId: string, prefix: string) => {
-  const out = await db.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `B#${businessId}`, ':p': prefix }, ConsistentRead: true }));
+  const pk = prefix === 'STAGE#' ? keys.stagePrefix(businessId).pk : `B#${businessId}`;
+  const out = await db.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': pk, ':p': prefix }, ConsistentRead: true }));
   return out.Items ?? [];
 };
 

@@ -63,7 +63,7 @@ describe('funnel stages', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'stage_limit_reached', message: expect.any(String) });
     // Deleting a stage frees its slot
-    const first = (await invoke('GET /funnel/v1/stages', { apiKey: k2 })).body.stages[0];
+    const first = (await invoke('GET /funnel/v1/stages', { apiKey: t.apiKey })).body.stages[0];
     expect((await invoke('DELETE /funnel/v1/stages/{id}', { apiKey: k2, params: { id: first.id } })).status).toBe(200);
     expect((await create(k2, { name: 'fits again' })).status).toBe(201);
   });
@@ -173,7 +173,7 @@ describe('funnel invariants under concurrency', () => {
     const items = await stageItems(t.businessId);
     expect(items).toHaveLength(40);
     expect(new Set(items.map((i) => i.slot)).size).toBe(40);
-    const slots = (await db.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `B#${t.businessId}`, ':p': 'FSLOT#' }, ConsistentRead: true }))).Items!;
+    const slots = (await db.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': keys.stagePrefix(t.businessId).pk, ':p': 'FSLOT#' }, ConsistentRead: true }))).Items!;
     expect(slots.map((s) => s.stageId).sort()).toEqual(items.map((i) => i.id).sort());
     const listed = (await invoke('GET /funnel/v1/stages', { apiKey: apiKeys[1] })).body.stages;
     expect(listed.map((s: any) => s.position)).toEqual(Array.from({ length: 40 }, (_, i) => i));

@@ -35,21 +35,24 @@ const proxyJob = (path: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
+// The worker module loads sharp, ffmpeg and the send path on first use: generous budgets on a busy machine.
+const SLOW = 60_000;
+
 describe('media jobs', () => {
   it('answers the prepared media when the worker finishes within the budget', async () => {
     // Act
-    const result = await jobs.prepareThroughWorker(proxyJob('/sandbox-unreachable/pic.png'), 10_000);
+    const result = await jobs.prepareThroughWorker(proxyJob('/sandbox-unreachable/pic.png'), 25_000);
     // Assess
     expect(result).toMatchObject({ status: 'ready', prepared: { type: 'image', action: 'proxied', media: { id: expect.any(String) } } });
-  });
+  }, SLOW);
 
   it('throws the client error the worker recorded (no retry)', async () => {
     // Act
-    const attempt = jobs.prepareThroughWorker(proxyJob('/nothing-here.png'), 10_000);
+    const attempt = jobs.prepareThroughWorker(proxyJob('/nothing-here.png'), 25_000);
     // Assess
     await expect(attempt).rejects.toMatchObject({ status: 400, body: { error: 'media_download_failed' } });
     expect(queues.deadLetters).toHaveLength(0);
-  });
+  }, SLOW);
 
   it('past the budget answers queued and the worker finishes the send through the finisher, once', async () => {
     // Prepare
@@ -65,15 +68,15 @@ describe('media jobs', () => {
     expect(finished).toEqual([{ context: { messageId: 'm1' }, outcome: { status: 'done', prepared: expect.objectContaining({ action: 'proxied' }) } }]);
     const record = await jobs.getMediaJob(tenant.businessId, result.jobId);
     expect(record).toMatchObject({ status: 'done', handedOff: true });
-  });
+  }, SLOW);
 
   it('retries a transient upstream fault and then succeeds', async () => {
     // Prepare: the next upload to the upstream answers 500 (the client makes one attempt in these tests).
     harness.sandbox.state.faults.push({ kind: 'error500', remaining: 1, target: 'media' });
     // Act
-    const result = await jobs.prepareThroughWorker(proxyJob('/sandbox-unreachable/pic.png'), 10_000);
+    const result = await jobs.prepareThroughWorker(proxyJob('/sandbox-unreachable/pic.png'), 25_000);
     // Assess
     expect(result.status).toBe('ready');
     expect(harness.sandbox.state.faults).toHaveLength(0);
-  });
+  }, SLOW);
 });

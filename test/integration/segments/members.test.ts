@@ -25,6 +25,22 @@ describe('POST /segments/{id}/members by contactIds', () => {
     expect(detail.body.data.contacts.map((c: any) => c.id).sort()).toEqual([a.id, b.id].sort());
   });
 
+  it('counts each change once when identical requests race', async () => {
+    // Prepare
+    const t = await newTenant();
+    const seeded = await seedContacts(t.businessId, Array.from({ length: 30 }, () => contact()));
+    const id = await staticSegment(t);
+    const body = { action: 'add', contactIds: seeded.map((c) => c.id) };
+
+    // Act
+    const results = await Promise.all([members(t, id, body), members(t, id, body), members(t, id, body)]);
+
+    // Assess
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(results.reduce((n, r) => n + r.body.data.affected, 0)).toBe(30);
+    expect(new Set(results.flatMap((r) => r.body.data.contactIds)).size).toBe(30);
+  });
+
   it('removes members, counting only real removals', async () => {
     const t = await newTenant();
     const [a, b, c] = await seedContacts(t.businessId, [contact(), contact(), contact()]);

@@ -113,6 +113,7 @@ describe('compiled filters', () => {
     [{ custom_fields: { city: { contains: 'jara' }, plan: { exists: false } } }, true],
     [{ assigned_agent_id: '0b1c2d3e-4f50-4a6b-8c7d-8e9f0a1b2c3d' }, true],
     [{ opted_out: true }, false],
+    [JSON.parse('{"custom_fields":{"__proto__":{"exists":true},"toString":{"exists":true}}}'), false],
   ])('%j → %s', (filters, expected) => {
     expect(match(filters)).toBe(expected);
   });

@@ -1,0 +1,14 @@
+import { chromium } from 'playwright-core';
+import { startLocalStack } from '#infra/local/stack.ts';
+const stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbPort: 8123, quiet: true });
+const ctx = await chromium.launchPersistentContext('/tmp/h8/prof' + Date.now(), { executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1400, height: 1000 }, args: ['--no-sandbox', '--disable-gpu'] });
+const page = await ctx.newPage();
+page.on('console', async (m) => { if (m.type()==='warning') { for (const a of m.args()) { const v = await a.jsonValue().catch(()=>null); console.log('ARG', Array.isArray(v) ? v.map((x:any)=>x.path).join(' ') : v) }; } else console.log('CONSOLE', m.type(), m.text().slice(0, 300), JSON.stringify(m.location())); });
+page.on('pageerror', (e) => console.log('PAGEERROR', String(e).slice(0, 500)));
+page.on('request', (r) => console.log('REQ', r.url().slice(0, 120)));
+page.on('requestfailed', (r) => console.log('REQFAIL', r.url().slice(0, 120), r.failure()?.errorText));
+await page.goto(`${stack.url}/docs`, { waitUntil: 'load' });
+await page.waitForTimeout(8000);
+await page.screenshot({ path: '/tmp/h8/dbg.png' });
+console.log((await page.locator('body').innerText()).slice(0, 1500));
+await ctx.close(); await stack.stop(); process.exit(0);

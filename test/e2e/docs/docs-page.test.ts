@@ -1,0 +1,75 @@
+/**
+ * GET /docs in headless Chromium (Debian's `chromium`): the Scalar reference renders from the service's own
+ * bundle and document (no CDN, every request stays on the service), lists the operations, and logs no
+ * console errors. A screenshot is saved to test-output/docs.png. Skipped, with a message, without a browser.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasBrowser = existsSync(executablePath);
+if (!hasBrowser) console.warn(`docs page browser test skipped: no Chromium at ${executablePath} (apt-get install chromium, or set CHROMIUM_PATH)`);
+const maybe = hasBrowser ? describe : describe.skip;
+
+maybe('docs page in Chromium', () => {
+  let stack: LocalStack;
+  let browser: BrowserContext;
+  const profile = mkdtempSync(join(tmpdir(), 'docs-chromium-'));
+
+  beforeAll(async () => {
+    stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, quiet: true });
+    // A fresh profile directory (the --user-data-dir of this launch).
+    browser = await chromium.launchPersistentContext(profile, {
+      executablePath,
+      headless: true,
+      viewport: { width: 1400, height: 1000 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+    rmSync(profile, { recursive: true, force: true });
+  });
+
+  it('renders the reference with every area, no console errors and no request off the service', async () => {
+    // Prepare
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    const foreign: string[] = [];
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    page.on('pageerror', (e) => errors.push(String(e)));
+    page.on('request', (r) => !r.url().startsWith(stack.url) && !r.url().startsWith('data:') && foreign.push(r.url()));
+    // Act
+    const res = await page.goto(`${stack.url}/docs`, { waitUntil: 'load' });
+    await page.getByText('Send a message', { exact: false }).first().waitFor({ timeout: 20_000 });
+    await page.waitForTimeout(1000); // let late console errors surface
+    mkdirSync('test-output', { recursive: true });
+    await page.screenshot({ path: 'test-output/docs.png' });
+    // Assess
+    expect(res?.status()).toBe(200);
+    const text = await page.locator('body').innerText();
+    for (const summary of ['Send a message', 'List the funnel stages', 'List the team agents', 'Bulk contact operations']) expect(text).toContain(summary);
+    for (const tag of ['messages', 'funnel', 'contacts', 'segments', 'user-webhooks']) expect(text.toLowerCase()).toContain(tag);
+    expect(errors).toEqual([]);
+    expect(foreign).toEqual([]);
+  }, 60_000);
+
+  it('serves the renderer gzip-compressed and keeps a no-JS fallback', async () => {
+    // Act
+    const js = await fetch(`${stack.url}/docs/scalar.js`, { headers: { 'accept-encoding': 'gzip' } });
+    const html = await (await fetch(`${stack.url}/docs`)).text();
+    // Assess
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-encoding')).toBe('gzip');
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
+    expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+    expect(html).toContain('<noscript>');
+    expect(html).toMatch(/<noscript>[\s\S]*POST<\/span> <code>\/messages\/v1<\/code>[\s\S]*<\/noscript>/);
+    expect(html).not.toMatch(/https?:\/\/(cdn|unpkg|fonts)\./);
+  });
+});

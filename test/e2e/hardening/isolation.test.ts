@@ -1,0 +1,253 @@
+/**
+ * Tenant isolation over the local stack. Business A owns one of every resource (a conversation with inbound,
+ * sent and failed messages, stages, contacts in a stage, static and dynamic segments, a webhook with a delivery,
+ * a scheduled broadcast, a presigned upload). Business B then calls EVERY route of the route table — the id
+ * routes with A's ids, the others with its own data aimed at A's records — and:
+ * - every id route answers 403 or 404 and leaks none of A's data;
+ * - listings, searches, previews, segment counts, member selections by filter and bulk operations show nothing of A;
+ * - A's items in the table (every partition of A, the global pointers to it, and their index attributes) are
+ *   byte-for-byte the same before and after.
+ * The probe map is checked against the route table: a new route without a probe fails this test.
+ */
+import { routes, routeKey } from '#functions/routes.ts';
+import { report, randomPhone, startHardeningStack, startReceiver, type HardeningStack, type Reply, type StackTenant } from '../../support/hardening.ts';
+
+process.env.LIMIT_REQUESTS_PER_MINUTE = '100000';
+process.env.LIMIT_MESSAGES_PER_MINUTE = '100000';
+process.env.LIMIT_BULK_PER_MINUTE = '100000';
+
+let h: HardeningStack;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let a: StackTenant;
+let b: StackTenant;
+/** A's resource ids, and the values that must never show up in an answer to B. */
+const ids: Record<string, string> = {};
+const secrets: string[] = [];
+/** A's customer: B may write to the same person (its own conversation), so the number alone is no leak. */
+let customer = '';
+
+const ok = (res: Reply, status: number, what: string) => {
+  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+};
+
+beforeAll(async () => {
+  h = await startHardeningStack();
+  receiver = await startReceiver();
+  [a, b] = [await h.tenant(), await h.tenant()];
+  const tag = `tag-a-${a.businessId.slice(0, 8)}`;
+  const name = `Secret Customer ${a.businessId.slice(0, 8)}`;
+  customer = randomPhone();
+  const lead = randomPhone();
+
+  // A conversation: the customer writes in, A answers, and a send to a blocking number fails.
+  ok(await h.sandbox('POST', '/__sandbox/inbound', { from: customer, text: 'hola', phone_number_id: a.phoneNumberId }), 200, 'inbound');
+  await h.idle();
+  const sent = ok(await a.call('POST', '/messages/v1', { to: customer, content: 'respuesta secreta' }), 200, 'send');
+  ids.message = sent.data.id;
+  ids.conversation = sent.data.conversationId;
+  const failed = await a.call('POST', '/messages/v1', { to: '+5215555131026', type: 'template', templateName: 'hello_world', language: 'en_US' });
+  ids.failedMessage = failed.body.data.id;
+  expect(failed.body.data.status).toBe('failed');
+
+  ids.stage = ok(await a.call('POST', '/funnel/v1/stages', { name: 'A stage' }), 201, 'stage').stage.id;
+  ids.stage2 = ok(await a.call('POST', '/funnel/v1/stages', { name: 'A stage 2' }), 201, 'stage 2').stage.id;
+  ids.contact = ok(await a.call('POST', '/contacts/v1', { phone_number: lead, name, tags: [tag] }), 201, 'contact').contact.id;
+  ok(await a.call('POST', `/funnel/v1/contacts/${ids.contact}/move`, { stage_id: ids.stage }), 200, 'move');
+  ids.inboundContact = ok(await a.call('GET', '/contacts/v1', undefined), 200, 'contacts').contacts.find((c: any) => c.phone_number === customer).id;
+
+  ids.segment = ok(await a.call('POST', '/segments', { name: 'A static', type: 'static' }), 201, 'segment').data.id;
+  ok(await a.call('POST', `/segments/${ids.segment}/members`, { action: 'add', contactIds: [ids.contact] }), 200, 'members');
+  ids.dynamicSegment = ok(await a.call('POST', '/segments', { name: 'A dynamic', type: 'dynamic', rules: { version: 3, filters: { tags: { any: [tag] } } } }), 201, 'dynamic').data.id;
+
+  const webhook = ok(await a.call('POST', '/user-webhooks', { name: 'A hook', url: `${receiver.url}?tenant=a`, events: ['*'] }), 201, 'webhook').data;
+  ids.webhook = webhook.id;
+  ids.delivery = ok(await a.call('POST', `/user-webhooks/${ids.webhook}/test`, {}), 200, 'webhook test').data.deliveryId;
+
+  const sendAt = new Date(Date.now() + 86_400_000).toISOString();
+  ids.broadcast = ok(await a.call('POST', '/broadcasts/v1', { name: 'A broadcast', templateName: 'hello_world', language: 'en_US', contact_ids: [ids.contact], send_at: sendAt }), 201, 'broadcast').data.id;
+  ids.upload = ok(await a.call('POST', '/media/v1/uploads', { type: 'image', file_size: 1000, mime_type: 'image/jpeg' }), 201, 'upload').upload_id;
+
+  ok(await a.call('PATCH', `/conversations/v1/${ids.conversation}/ai`, { aiEnabled: true }), 200, 'ai');
+  await h.idle();
+  secrets.push(name, tag, lead, webhook.secret, webhook.url, 'respuesta secreta', ...Object.values(ids));
+}, 60_000);
+
+afterAll(async () => {
+  await h?.stop();
+  await receiver?.stop();
+});
+
+type Probe =
+  /** The route takes an id: B gets 403 or 404 with A's ids. */
+  | { kind: 'foreign'; path: () => string; body?: () => unknown }
+  /** The route acts on B's own data (lists, creates, business settings): it answers, and shows nothing of A's. */
+  | { kind: 'own'; path: () => string; body?: () => unknown; check?: (res: Reply) => void }
+  /** Not a business's data (public reference, upstream webhook verification). */
+  | { kind: 'public'; path: () => string };
+
+const probes: Record<string, Probe[]> = {
+  'GET /openapi.json': [{ kind: 'public', path: () => '/openapi.json' }],
+  'GET /docs': [{ kind: 'public', path: () => '/docs' }],
+  'GET /webhooks/upstream': [{ kind: 'public', path: () => '/webhooks/upstream?hub.mode=subscribe&hub.verify_token=x&hub.challenge=1' }],
+  // The upstream webhook routes by phone number id: checked below with an inbound from A's customer to B.
+  'POST /webhooks/upstream': [],
+  'GET /team/v1': [{ kind: 'own', path: () => '/team/v1' }],
+  // B writing to A's customer: B's own window is closed, and nothing of A's conversation is touched.
+  'POST /messages/v1': [{ kind: 'own', path: () => '/messages/v1', body: () => ({ to: customer, content: 'hola' }) }],
+  'POST /messages/v1/{id}/retry': [{ kind: 'foreign', path: () => `/messages/v1/${ids.failedMessage}/retry` }],
+  'GET /messages/v1/{id}': [{ kind: 'foreign', path: () => `/messages/v1/${ids.message}` }],
+  'GET /conversations/v1': [{ kind: 'own', path: () => '/conversations/v1', check: (r) => expect(r.body.conversations.length).toBeLessThanOrEqual(1) }],
+  'GET /conversations/v1/{id}': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}` }],
+  'GET /conversations/v1/{id}/messages': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/messages` }],
+  'PATCH /conversations/v1/{id}/ai': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/ai`, body: () => ({ aiEnabled: false }) }],
+  'POST /conversations/v1/{id}/ai/pause': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/ai/pause`, body: () => ({ duration: 60 }) }],
+  'POST /agent/v1/pause': [{ kind: 'own', path: () => '/agent/v1/pause', body: () => ({ duration: 60 }) }],
+  'POST /agent/pause': [{ kind: 'own', path: () => '/agent/pause', body: () => ({ duration: 60 }) }],
+  'POST /agent/v1/toggle': [{ kind: 'own', path: () => '/agent/v1/toggle', body: () => ({ enabled: false }) }],
+  'POST /agent/toggle': [{ kind: 'own', path: () => '/agent/toggle', body: () => ({ enabled: false }) }],
+  'GET /agent/v1/status': [{ kind: 'own', path: () => '/agent/v1/status' }],
+  'GET /agent/v1/settings': [{ kind: 'own', path: () => '/agent/v1/settings' }],
+  'PATCH /agent/v1/settings': [{ kind: 'own', path: () => '/agent/v1/settings', body: () => ({ enabled: false }) }],
+  'POST /media/v1': [{ kind: 'own', path: () => '/media/v1', body: () => ({ type: 'image' }) }],
+  'POST /media/v1/uploads': [{ kind: 'own', path: () => '/media/v1/uploads', body: () => ({ type: 'image', file_size: 10, mime_type: 'image/jpeg' }) }],
+  'POST /media/v1/uploads/{id}/complete': [{ kind: 'foreign', path: () => `/media/v1/uploads/${ids.upload}/complete` }],
+  'GET /funnel/v1/stages': [{ kind: 'own', path: () => '/funnel/v1/stages', check: (r) => expect(r.body.stages).toEqual([]) }],
+  'POST /funnel/v1/stages': [{ kind: 'own', path: () => '/funnel/v1/stages', body: () => ({ name: 'B stage', position: 0 }) }],
+  'PATCH /funnel/v1/stages/reorder': [{ kind: 'foreign', path: () => '/funnel/v1/stages/reorder', body: () => ({ stage_ids: [ids.stage2, ids.stage] }) }],
+  'GET /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage}` }],
+  'PATCH /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage}`, body: () => ({ name: 'hijacked' }) }],
+  'DELETE /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage2}` }],
+  'POST /funnel/v1/contacts/{id}/move': [
+    { kind: 'foreign', path: () => `/funnel/v1/contacts/${ids.contact}/move`, body: () => ({ stage_id: null }) },
+    // B's own contact into A's stage: the stage is not found.
+    { kind: 'foreign', path: () => `/funnel/v1/contacts/${ids.bContact}/move`, body: () => ({ stage_id: ids.stage }) },
+  ],
+  // Phones are unique per business, not globally: B may hold A's lead too, as its own record.
+  'POST /contacts/v1': [{ kind: 'own', path: () => '/contacts/v1', body: () => ({ phone_number: secrets[2], name: 'B lead' }), check: (r) => expect(r.status).toBe(201) }],
+  'GET /contacts/v1': [
+    { kind: 'own', path: () => `/contacts/v1?search=${encodeURIComponent(secrets[0])}`, check: (r) => expect(r.body.contacts).toEqual([]) },
+    { kind: 'own', path: () => `/contacts/v1?filters=${encodeURIComponent(JSON.stringify({ tags: { any: [secrets[1]] } }))}`, check: (r) => expect(r.body.contacts).toEqual([]) },
+    { kind: 'own', path: () => `/contacts/v1?filters=${encodeURIComponent(JSON.stringify({ funnel_stage_id: ids.stage }))}`, check: (r) => expect(r.body.contacts ?? []).toEqual([]) },
+  ],
+  'POST /contacts/v1/bulk': [
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'delete', contact_ids: [ids.contact, ids.inboundContact] }), check: (r) => expect(r.body.success_count).toBe(0) },
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'add_tags', contact_ids: [ids.contact], tags: ['pwned'] }), check: (r) => expect(r.body.success_count).toBe(0) },
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'update', contacts: [{ id: ids.contact, add_tags: ['pwned'] }] }), check: (r) => expect(r.body.success_count).toBe(0) },
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'set_funnel_stage', contact_ids: [ids.bContact], funnel_stage_id: ids.stage }), check: (r) => expect(r.body.success_count ?? 0).toBe(0) },
+  ],
+  'GET /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}` }],
+  'PATCH /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, body: () => ({ name: 'hijacked' }) }],
+  'DELETE /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}` }],
+  'GET /segments': [{ kind: 'own', path: () => '/segments' }],
+  'POST /segments': [{ kind: 'own', path: () => '/segments', body: () => ({ name: 'B dyn', type: 'dynamic', rules: { version: 3, filters: { tags: { any: [secrets[1]] } } } }), check: (r) => r.status === 201 && expect(r.body.data.contactCount).toBe(0) }],
+  'POST /segments/preview': [
+    { kind: 'own', path: () => '/segments/preview', body: () => ({ rules: { version: 3, filters: { tags: { any: [secrets[1]] } } } }), check: (r) => expect(r.body.data.count).toBe(0) },
+    { kind: 'own', path: () => '/segments/preview', body: () => ({ rules: { version: 3, filters: { funnel_stage_id: ids.stage } } }), check: (r) => r.status === 200 && expect(r.body.data.count).toBe(0) },
+  ],
+  'GET /segments/{id}': [{ kind: 'foreign', path: () => `/segments/${ids.segment}` }],
+  'PATCH /segments/{id}': [{ kind: 'foreign', path: () => `/segments/${ids.dynamicSegment}`, body: () => ({ name: 'hijacked' }) }],
+  'DELETE /segments/{id}': [{ kind: 'foreign', path: () => `/segments/${ids.segment}` }],
+  'POST /segments/{id}/contacts': [{ kind: 'foreign', path: () => `/segments/${ids.segment}/contacts`, body: () => ({ contactIds: [ids.inboundContact] }) }],
+  'DELETE /segments/{id}/contacts/{contactId}': [{ kind: 'foreign', path: () => `/segments/${ids.segment}/contacts/${ids.contact}` }],
+  'POST /segments/{id}/evaluate': [{ kind: 'foreign', path: () => `/segments/${ids.dynamicSegment}/evaluate` }],
+  'GET /segments/{id}/usage': [{ kind: 'foreign', path: () => `/segments/${ids.segment}/usage` }],
+  'POST /segments/{id}/members': [
+    { kind: 'foreign', path: () => `/segments/${ids.segment}/members`, body: () => ({ action: 'remove', contactIds: [ids.contact] }) },
+    // B's own static segment, selecting A's contacts by id, by A's tag, by A's stage and by A's segment.
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', contactIds: [ids.contact] }), check: (r) => expect(r.status).toBe(400) },
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', filters: { tags: { any: [secrets[1]] } } }), check: (r) => r.status === 200 && expect(r.body.data.affected).toBe(0) },
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', filters: { funnel_stage_id: ids.stage } }), check: (r) => r.status === 200 && expect(r.body.data.affected).toBe(0) },
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', filters: { segment_id: ids.segment } }), check: (r) => r.status === 200 && expect(r.body.data.affected).toBe(0) },
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', search: secrets[0] }), check: (r) => r.status === 200 && expect(r.body.data.affected).toBe(0) },
+  ],
+  'POST /user-webhooks': [{ kind: 'own', path: () => '/user-webhooks', body: () => ({ name: 'B hook', url: `${receiver.url}?tenant=b`, events: ['*'] }) }],
+  'GET /user-webhooks': [{ kind: 'own', path: () => '/user-webhooks' }],
+  'GET /user-webhooks/{id}': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}` }],
+  'PATCH /user-webhooks/{id}': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}`, body: () => ({ url: 'http://127.0.0.1:9/steal' }) }],
+  'DELETE /user-webhooks/{id}': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}` }],
+  'POST /user-webhooks/{id}/regenerate-secret': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/regenerate-secret` }],
+  'POST /user-webhooks/{id}/test': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/test` }],
+  'GET /user-webhooks/{id}/deliveries': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/deliveries` }],
+  'POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/deliveries/${ids.delivery}/redeliver` }],
+  'POST /broadcasts/v1': [
+    { kind: 'own', path: () => '/broadcasts/v1', body: () => ({ name: 'B', templateName: 'hello_world', language: 'en_US', segment_id: ids.segment }), check: (r) => expect([400, 404]).toContain(r.status) },
+    { kind: 'own', path: () => '/broadcasts/v1', body: () => ({ name: 'B', templateName: 'hello_world', language: 'en_US', contact_ids: [ids.contact] }), check: (r) => r.status < 300 && expect(r.body.data.counts.sent).toBe(0) },
+  ],
+  'GET /broadcasts/v1': [{ kind: 'own', path: () => '/broadcasts/v1' }],
+  'GET /broadcasts/v1/{id}': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}` }],
+  'GET /broadcasts/v1/{id}/recipients': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/recipients` }],
+  'POST /broadcasts/v1/{id}/cancel': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/cancel` }],
+};
+
+const methodOf = (key: string) => key.split(' ')[0]!;
+const leaks = (res: Reply) => secrets.filter((s) => typeof res.body === 'object' ? JSON.stringify(res.body).includes(s) : String(res.body ?? '').includes(s));
+
+it('has a probe for every route of the route table', () => {
+  const missing = routes.map((r) => routeKey(r.method, r.path)).filter((k) => !(k in probes));
+  const stale = Object.keys(probes).filter((k) => !routes.some((r) => routeKey(r.method, r.path) === k));
+  expect({ missing, stale }).toEqual({ missing: [], stale: [] });
+});
+
+it('gives business B no access to A: every route 403/404 on A\'s ids, nothing of A in B\'s answers, A\'s items unchanged', async () => {
+  // Prepare: B's own contact and static segment (targets of the cross-tenant selections), then A's whole table.
+  ids.bContact = ok(await b.call('POST', '/contacts/v1', { phone_number: randomPhone(), name: 'B own' }), 201, 'B contact').contact.id;
+  ids.bSegment = ok(await b.call('POST', '/segments', { name: 'B static', type: 'static' }), 201, 'B segment').data.id;
+  await h.idle();
+  const before = await h.businessItems(a.businessId);
+  expect(before.length).toBeGreaterThan(20);
+
+  // Act: every probe of every route, with B's key.
+  const failures: string[] = [];
+  let checks = 0;
+  for (const [key, list] of Object.entries(probes)) {
+    for (const probe of list) {
+      checks++;
+      const path = probe.path();
+      const body = 'body' in probe && probe.body ? probe.body() : methodOf(key) === 'GET' || methodOf(key) === 'DELETE' ? undefined : {};
+      const res = await b.call(methodOf(key), path, body);
+      if (process.env.HARDENING_DEBUG) console.log(key, path.slice(0, 60), res.status, JSON.stringify(res.body).slice(0, 160));
+      const leaked = leaks(res).filter((s) => !path.includes(s) && !JSON.stringify(body ?? '').includes(s));
+      if (res.status >= 500) failures.push(`${key} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      else if (probe.kind === 'foreign' && ![403, 404].includes(res.status)) failures.push(`${key} ${path}: expected 403/404, got ${res.status} ${JSON.stringify(res.body)}`);
+      else if (leaked.length > 0) failures.push(`${key} ${path}: answer shows A's ${leaked.join(', ')}`);
+      else if (probe.kind === 'own' && probe.check) {
+        try {
+          probe.check(res);
+        } catch (err) {
+          failures.push(`${key} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)} — ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`);
+        }
+      }
+    }
+  }
+  // The upstream webhook: A's customer writing to B's number reaches B only.
+  ok(await h.sandbox('POST', '/__sandbox/inbound', { from: customer, text: 'hola B', phone_number_id: b.phoneNumberId }), 200, 'inbound B');
+  checks++;
+  await h.idle();
+
+  // Assess: nothing failed, and A's items are exactly what they were.
+  const after = await h.businessItems(a.businessId);
+  report(`isolation: ${checks} cross-tenant probes over ${Object.keys(probes).length} routes, ${before.length} items of business A compared before/after, ${failures.length} failures`);
+  expect(failures).toEqual([]);
+  expect(after).toEqual(before);
+  const bConversations = ok(await b.call('GET', '/conversations/v1'), 200, 'B conversations').conversations;
+  expect(bConversations).toHaveLength(1);
+  expect(bConversations[0].id).not.toBe(ids.conversation);
+  // B's broadcast naming A's contact ended without sending anything to A's lead.
+  expect((await h.sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(secrets[2]!)}`)).body).toEqual([]);
+}, 60_000);
+
+it('delivers A\'s events only to A\'s webhooks', async () => {
+  // Prepare: the receiver's log so far; B has a subscription to every event (created by its probe).
+  const start = receiver.received.length;
+
+  // Act: A sends a message (message.sent and conversation events are fanned out).
+  ok(await a.call('POST', '/messages/v1', { to: customer, content: 'solo para A' }), 200, 'A send');
+  await h.idle();
+
+  // Assess: A's URL got them; B's subscription (same receiver, `?b=1`) got nothing of A's.
+  const fresh = receiver.received.slice(start);
+  expect(fresh.filter((r) => r.url === '/hook?tenant=a' && r.body.includes(ids.conversation)).length).toBeGreaterThan(0);
+  const toB = fresh.filter((r) => r.url === '/hook?tenant=b');
+  expect(toB.filter((r) => secrets.some((s) => r.body.includes(s)) || r.body.includes('solo para A'))).toEqual([]);
+});

@@ -1,0 +1,112 @@
+/**
+ * Media sends over HTTP on the local stack: by media id, the proxy fallback when the upstream cannot
+ * download a link (131052), compression of a large image link, a large video sent as a document with
+ * autoConvert, and 413 media_too_large without it.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { LocalStack } from '#infra/local/stack.ts';
+import { photoJpeg, smallMp4, smallPng } from '../../integration/media/files.ts';
+
+const MB = 1024 * 1024;
+let stack: LocalStack;
+let files: http.Server;
+let filesUrl: string;
+const served: Record<string, Buffer> = {};
+const to = '+5215550001111';
+
+beforeAll(async () => {
+  const { startLocalStack } = await import('#infra/local/stack.ts');
+  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50 });
+  served['/sandbox-unreachable/pic.png'] = await smallPng();
+  served['/photo.jpg'] = await photoJpeg(3000, 2200, 24);
+  served['/big-clip.mp4'] = Buffer.concat([await smallMp4(), Buffer.alloc(17 * MB)]);
+  files = http.createServer((req, res) => {
+    const body = served[new URL(req.url!, 'http://x').pathname];
+    if (!body) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-length': String(body.length) });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  });
+  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  // Free-form media messages need an open 24-hour window: the customer writes first.
+  await fetch(`${stack.sandboxUrl}/__sandbox/inbound`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from: to, text: 'hola' }) });
+  await stack.queues.idle();
+}, 120_000);
+
+afterAll(async () => {
+  files?.closeAllConnections();
+  await new Promise((resolve) => files?.close(resolve));
+  await stack?.stop();
+});
+
+const auth = () => ({ authorization: `Bearer ${stack.demo!.apiKey}` });
+
+async function send(body: Record<string, unknown>) {
+  const res = await fetch(`${stack.url}/messages/v1`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify({ to, ...body }) });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+async function lastSent(): Promise<any> {
+  const res = await fetch(`${stack.sandboxUrl}/__sandbox/sent?to=${encodeURIComponent(to)}`);
+  const list = (await res.json()) as any;
+  const items = Array.isArray(list) ? list : list.sent ?? list.messages ?? [];
+  const last = items[items.length - 1];
+  return last?.payload ?? last;
+}
+
+describe('media sends over HTTP', () => {
+  it('sends an uploaded media id, reusable for many sends', async () => {
+    // Prepare
+    const form = new FormData();
+    form.set('type', 'image');
+    form.set('file', new Blob([(await smallPng()) as Uint8Array<ArrayBuffer>]), 'a.png');
+    const uploaded = (await (await fetch(`${stack.url}/media/v1`, { method: 'POST', headers: auth(), body: form })).json()) as any;
+    // Act
+    const first = await send({ type: 'image', image: { id: uploaded.media_id, caption: 'one' } });
+    const second = await send({ type: 'image', image: { id: uploaded.media_id } });
+    // Assess
+    expect(first.status).toBe(200);
+    expect(first.body.data).toMatchObject({ messageType: 'image', status: 'sent', direction: 'outbound' });
+    expect(second.status).toBe(200);
+    expect((await lastSent()).image).toEqual({ id: uploaded.media_id });
+  });
+
+  it('proxies a link the upstream cannot download (131052) and sends it by id', async () => {
+    // Act
+    const res = await send({ type: 'image', image: { link: `${filesUrl}/sandbox-unreachable/pic.png`, caption: 'proxied' } });
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ messageType: 'image', status: 'sent' });
+    const payload = await lastSent();
+    expect(payload.image).toEqual({ id: expect.any(String), caption: 'proxied' });
+  });
+
+  it('compresses an image link over 5 MB and sends it as an image', async () => {
+    // Act
+    const res = await send({ type: 'image', image: { link: `${filesUrl}/photo.jpg` } });
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body.data.messageType).toBe('image');
+    expect(res.body.data.metadata).toBeUndefined();
+    expect((await lastSent()).image.id).toEqual(expect.any(String));
+  }, 60_000);
+
+  it('sends a video over 16 MB as a document with autoConvert, with metadata', async () => {
+    // Act
+    const res = await send({ type: 'video', video: { link: `${filesUrl}/big-clip.mp4` }, autoConvert: true });
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body.data.messageType).toBe('document');
+    expect(res.body.data.metadata).toEqual({ originalType: 'video', wasConverted: true, reason: expect.any(String) });
+    expect((await lastSent()).document).toMatchObject({ link: `${filesUrl}/big-clip.mp4`, filename: 'big-clip.mp4' });
+  });
+
+  it('answers 413 media_too_large without autoConvert', async () => {
+    // Act
+    const res = await send({ type: 'video', video: { link: `${filesUrl}/big-clip.mp4` } });
+    // Assess
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ error: 'media_too_large', message: expect.any(String), suggestion: expect.any(String), limits: { image: '5 MB', video: '16 MB', audio: '16 MB', document: '100 MB' } });
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * The broadcast endpoints through API Gateway events against DynamoDB Local (no worker runs here: the
+ * start message stays in the local outbox), and the delivery-status hook.
+ */
+import { randomUUID } from 'node:crypto';
+import { invoke, newTenant } from '../../support/api.ts';
+import { localOutbox } from '#shared/queue/queue.ts';
+import { putRecipients, settleRecipient, claimRecipient, addCounts, transition } from '#shared/broadcasts/repository.ts';
+import { onMessageStatus } from '#shared/broadcasts/status.ts';
+
+const template = { templateName: 'order_update', template_parameters: ['{{contact.name}}', 'A-1'] };
+const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+describe('POST /broadcasts/v1', () => {
+  it('creates a broadcast to a contact list, answers 201 with the Broadcast and queues its start', async () => {
+    // Prepare
+    const t = await newTenant(['messages:write']);
+    const ids = [randomUUID(), randomUUID()];
+
+    // Act
+    const res = await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body: { name: ' Spring sale ', ...template, contact_ids: [...ids, ids[0]] } });
+
+    // Assess
+    expect(res.status).toBe(201);
+    expect(res.body.data).toEqual({
+      id: expect.any(String),
+      name: 'Spring sale',
+      status: 'running',
+      template: expect.objectContaining({ type: 'template', templateName: 'order_update', template_parameters: ['{{contact.name}}', 'A-1'] }),
+      audience: { type: 'contacts', contact_count: 2 },
+      send_at: null,
+      pace_per_minute: expect.any(Number),
+      counts: { total: 0, pending: 0, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 0, cancelled: 0 },
+      error: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      started_at: null,
+      completed_at: null,
+      cancelled_at: null,
+      failed_at: null,
+    });
+    const start = localOutbox.find((m) => m.queue === 'broadcasts' && JSON.parse(m.body).broadcastId === res.body.data.id);
+    expect(JSON.parse(start!.body)).toEqual({ type: 'start', businessId: t.businessId, broadcastId: res.body.data.id });
+  });
+
+  it('accepts the full template form and a future send_at (scheduled, not started)', async () => {
+    const t = await newTenant(['messages:write']);
+    const sendAt = inAnHour();
+    const res = await invoke('POST /broadcasts/v1', {
+      apiKey: t.apiKey,
+      body: {
+        name: 'Later',
+        template: { name: 'order_update', language: { code: 'es_MX' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '{{contact.first_name|amigo}}' }, { type: 'text', text: 'A-2' }] }] },
+        audience: { contact_ids: [randomUUID()] },
+        send_at: sendAt,
+      },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.data).toMatchObject({ status: 'scheduled', send_at: sendAt, template: { template: { name: 'order_update' } } });
+    expect(localOutbox.some((m) => m.queue === 'broadcasts' && JSON.parse(m.body).broadcastId === res.body.data.id)).toBe(false);
+  });
+
+  it.each([
+    ['no template', { name: 'x', contact_ids: [randomUUID()] }, 'templateName'],
+    ['both template forms', { name: 'x', templateName: 'a', template: { name: 'a', language: { code: 'es_MX' } }, contact_ids: [randomUUID()] }, 'templateName'],
+    ['no audience', { name: 'x', ...template }, 'audience'],
+    ['two audiences', { name: 'x', ...template, contact_ids: [randomUUID()], segment_id: randomUUID() }, 'audience'],
+    ['an unknown segment', { name: 'x', ...template, segment_id: randomUUID() }, 'segment_id'],
+    ['contact ids that are not UUIDs', { name: 'x', ...template, contact_ids: ['nope'] }, 'contact_ids.0'],
+    ['an empty contact list', { name: 'x', ...template, contact_ids: [] }, 'contact_ids'],
+    ['a past send_at', { name: 'x', ...template, contact_ids: [randomUUID()], send_at: '2020-01-01T00:00:00Z' }, 'send_at'],
+    ['a send_at beyond 30 days', { name: 'x', ...template, contact_ids: [randomUUID()], send_at: new Date(Date.now() + 31 * 86_400_000).toISOString() }, 'send_at'],
+    ['a send_at without a time zone', { name: 'x', ...template, contact_ids: [randomUUID()], send_at: '2099-01-01T10:00:00' }, 'send_at'],
+    ['no name', { ...template, contact_ids: [randomUUID()] }, 'name'],
+    ['a non-template type', { name: 'x', type: 'text', ...template, contact_ids: [randomUUID()] }, 'type'],
+    ['bad template parameters', { name: 'x', templateName: 'a', template_parameters: 'nope', contact_ids: [randomUUID()] }, 'template_parameters'],
+  ])('answers 400 validation_error for %s', async (_label, body, field) => {
+    const t = await newTenant(['messages:write']);
+    const res = await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'validation_error', message: expect.any(String) });
+    expect(Object.keys(res.body.details)).toContain(field);
+  });
+
+  it('answers 400 invalid_json for a body that is not JSON, 401 without a key, 403 without messages:write', async () => {
+    const t = await newTenant(['messages:read']);
+    expect((await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, rawBody: '{nope' })).status).toBe(403);
+    const w = await newTenant(['messages:write']);
+    expect((await invoke('POST /broadcasts/v1', { apiKey: w.apiKey, rawBody: '{nope' })).body.error).toBe('invalid_json');
+    expect((await invoke('POST /broadcasts/v1', { body: {} })).status).toBe(401);
+  });
+});
+
+describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () => {
+  const create = async (apiKey: string, name: string, extra: Record<string, unknown> = {}) =>
+    (await invoke('POST /broadcasts/v1', { apiKey, body: { name, ...template, contact_ids: [randomUUID()], send_at: inAnHour(), ...extra } })).body.data;
+
+  it('lists newest first with a cursor, filters by status, and refuses a cursor of another business', async () => {
+    // Prepare
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const other = await newTenant(['messages:write', 'messages:read']);
+    const a = await create(t.apiKey, 'A');
+    const b = await create(t.apiKey, 'B');
+    const c = await create(t.apiKey, 'C');
+    await create(other.apiKey, 'other');
+    await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: b.id } });
+
+    // Act
+    const first = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { limit: '2' } });
+    const second = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { limit: '2', cursor: first.body.next_cursor } });
+    const cancelled = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { status: 'cancelled' } });
+    const otherFirst = await invoke('GET /broadcasts/v1', { apiKey: other.apiKey, query: { limit: '1' } });
+    const forged = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { cursor: otherFirst.body.next_cursor ?? Buffer.from(JSON.stringify({ pk: `B#${other.businessId}`, sk: 'x', gsi1pk: 'y', gsi1sk: 'z' })).toString('base64url') } });
+
+    // Assess
+    expect(first.status).toBe(200);
+    expect(first.body.data.map((x: any) => x.id)).toEqual([c.id, b.id]);
+    expect(second.body.data.map((x: any) => x.id)).toEqual([a.id]);
+    expect(second.body.next_cursor).toBeNull();
+    expect(cancelled.body.data.map((x: any) => x.id)).toEqual([b.id]);
+    expect(forged.status).toBe(400);
+    expect((await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { cursor: 'garbage' } })).status).toBe(400);
+    expect((await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { status: 'weird' } })).status).toBe(400);
+  });
+
+  it('gets one broadcast; 404 for an unknown id, a non-UUID or another business; 403 without messages:read', async () => {
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const other = await newTenant(['messages:write', 'messages:read']);
+    const mine = await create(t.apiKey, 'Mine');
+    const theirs = await create(other.apiKey, 'Theirs');
+    expect((await invoke('GET /broadcasts/v1/{id}', { apiKey: t.apiKey, params: { id: mine.id } })).body.data).toMatchObject({ id: mine.id, name: 'Mine' });
+    for (const id of [randomUUID(), 'not-a-uuid', theirs.id]) {
+      const res = await invoke('GET /broadcasts/v1/{id}', { apiKey: t.apiKey, params: { id } });
+      expect([res.status, res.body.error]).toEqual([404, 'not_found']);
+    }
+    const writer = await newTenant(['messages:write']);
+    expect((await invoke('GET /broadcasts/v1/{id}', { apiKey: writer.apiKey, params: { id: mine.id } })).status).toBe(403);
+  });
+
+  it('cancels a scheduled broadcast once; a second cancel is 400 invalid_state', async () => {
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const b = await create(t.apiKey, 'Cancel me');
+    const res = await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: b.id } });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ id: b.id, status: 'cancelled', cancelled_at: expect.any(String) });
+    const again = await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: b.id } });
+    expect(again.status).toBe(400);
+    expect(again.body).toMatchObject({ error: 'invalid_state', message: expect.any(String) });
+    expect((await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: randomUUID() } })).status).toBe(404);
+  });
+
+  it('pages recipients, filters them by status, and records delivery statuses once each', async () => {
+    // Prepare: a running broadcast with three recipients sent and one skipped.
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const b = await create(t.apiKey, 'Statuses', { send_at: undefined });
+    await transition(t.businessId, b.id, ['running'], 'running', { started_at: new Date().toISOString(), c_total: 4, c_skipped: 1 });
+    const contacts = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    await putRecipients(t.businessId, b.id, [
+      ...contacts.slice(0, 3).map((id, seq) => ({ contact_id: id, seq, state: 'pending' as const, phone_number: `+5215500000${seq}`, request: { type: 'template' } })),
+      { contact_id: contacts[3], seq: 3, state: 'skipped' as const, phone_number: null, reason: 'opted_out' },
+    ]);
+    const messageIds = contacts.slice(0, 3).map(() => randomUUID());
+    for (let i = 0; i < 3; i++) {
+      await claimRecipient(t.businessId, b.id, contacts[i], 'lease', Date.now() + 60_000);
+      await settleRecipient(t.businessId, b.id, contacts[i], { state: 'sent', message_id: messageIds[i], wamid: `wamid.${i}` }, 'lease');
+    }
+    await addCounts(t.businessId, b.id, { sent: 3 });
+
+    // Act
+    const results = [
+      await onMessageStatus(t.businessId, messageIds[0], 'delivered'),
+      await onMessageStatus(t.businessId, messageIds[0], 'delivered'),
+      await onMessageStatus(t.businessId, messageIds[1], 'read'),
+      await onMessageStatus(t.businessId, messageIds[1], 'delivered'),
+      await onMessageStatus(t.businessId, messageIds[2], 'failed', { code: 131026, error: 'user_blocked' }),
+      await onMessageStatus(t.businessId, randomUUID(), 'read'),
+    ];
+
+    // Assess
+    expect(results).toEqual([true, false, true, false, true, false]);
+    const got = (await invoke('GET /broadcasts/v1/{id}', { apiKey: t.apiKey, params: { id: b.id } })).body.data;
+    expect(got.counts).toEqual({ total: 4, pending: 0, sent: 2, delivered: 2, read: 1, failed: 1, skipped: 1, cancelled: 0 });
+    const page1 = await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: b.id }, query: { limit: '3' } });
+    const page2 = await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: b.id }, query: { limit: '3', cursor: page1.body.next_cursor } });
+    expect(page1.body.data).toHaveLength(3);
+    expect(page2.body.data).toHaveLength(1);
+    expect(page2.body.next_cursor).toBeNull();
+    const byStatus = async (status: string) =>
+      (await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: b.id }, query: { status } })).body.data;
+    expect((await byStatus('delivered')).map((r: any) => r.contact_id)).toEqual([contacts[0]]);
+    expect((await byStatus('read'))[0]).toMatchObject({ contact_id: contacts[1], status: 'read', wamid: 'wamid.1', read_at: expect.any(String), delivered_at: expect.any(String) });
+    expect((await byStatus('failed'))[0]).toMatchObject({ contact_id: contacts[2], error: { code: '131026', error: 'user_blocked' } });
+    expect((await byStatus('skipped'))[0]).toMatchObject({ contact_id: contacts[3], reason: 'opted_out', message_id: null });
+    const forged = await invoke('GET /broadcasts/v1/{id}/recipients', {
+      apiKey: t.apiKey, params: { id: b.id }, query: { cursor: Buffer.from(JSON.stringify({ pk: `B#${randomUUID()}#BCAST#${b.id}`, sk: 'R#x' })).toString('base64url') },
+    });
+    expect(forged.status).toBe(400);
+    expect((await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: randomUUID() } })).status).toBe(404);
+  });
+});
