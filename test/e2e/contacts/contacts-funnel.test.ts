@@ -181,8 +181,12 @@ describe('funnel stages over HTTP', () => {
     expect([noContact.status, noContact.body.message]).toEqual([404, 'Contact not found']);
 
     // 50 stages at once: a permutation of positions in the table; the 51st is refused
+    // (a create that keeps losing races past its retry budget answers 409 conflict; it is sent again)
     const created = await Promise.all(Array.from({ length: 50 }, (_, i) => call('POST', '/funnel/v1/stages', { name: `S${i}`, position: i % 5 })));
-    expect(created.map((r) => r.status).filter((s) => s !== 201)).toEqual([]);
+    expect(created.map((r) => r.status).filter((s) => s !== 201 && s !== 409)).toEqual([]);
+    for (const [i, r] of created.entries()) {
+      if (r.status === 409) expect((await call('POST', '/funnel/v1/stages', { name: `S${i}` })).status).toBe(201);
+    }
     const stageItems = await queryTable('STAGE#', t.businessId);
     const slots = await queryTable('FSLOT#', t.businessId);
     expect(stageItems).toHaveLength(50);

@@ -89,6 +89,7 @@ type Probe =
 const probes: Record<string, Probe[]> = {
   'GET /openapi.json': [{ kind: 'public', path: () => '/openapi.json' }],
   'GET /docs': [{ kind: 'public', path: () => '/docs' }],
+  'GET /docs/scalar.js': [{ kind: 'public', path: () => '/docs/scalar.js' }],
   'GET /webhooks/upstream': [{ kind: 'public', path: () => '/webhooks/upstream?hub.mode=subscribe&hub.verify_token=x&hub.challenge=1' }],
   // The upstream webhook routes by phone number id: checked below with an inbound from A's customer to B.
   'POST /webhooks/upstream': [],

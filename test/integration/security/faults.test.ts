@@ -24,7 +24,7 @@ let queues: import('#infra/local/queues.ts').LocalQueues;
 let dynamo: import('@aws-sdk/client-dynamodb').DynamoDBClient;
 const survived: string[] = [];
 
-/** Worker behaviour the tests switch on: crash after doing the work, or report chosen records as failed. */
+/** Worker behaviour the tests switch on: crash mid-batch, or report poisoned records as failed. */
 const crash = { events: 0, deliveries: 0 };
 const poison = 'hardening-poison';
 
@@ -39,17 +39,17 @@ beforeAll(async () => {
       const real = (await import(`../../../functions/${worker.handler}.ts`)).handler;
       return async (event: any, context: any) => {
         const bad = event.Records.filter((r: any) => r.body.includes(poison)).map((r: any) => ({ itemIdentifier: r.messageId }));
-        const good = { Records: event.Records.filter((r: any) => !r.body.includes(poison)) };
-        const res = good.Records.length ? await real(good, context) : { batchItemFailures: [] };
-        // A crash after the work was done: the whole batch comes back, and must not be done twice.
-        if (worker.queue === 'events' && crash.events > 0) {
-          crash.events--;
-          throw new Error('simulated crash of the event fan-out after its work');
+        const good = event.Records.filter((r: any) => !r.body.includes(poison));
+        // A crash mid-batch: the first half of the records is done, then the worker dies; the whole batch comes
+        // back, and the done half must not be done twice.
+        const crashing = (worker.queue === 'events' && crash.events > 0) || (worker.queue === 'webhook-deliveries' && crash.deliveries > 0);
+        if (crashing && good.length > 0) {
+          if (worker.queue === 'events') crash.events--;
+          else crash.deliveries--;
+          await real({ Records: good.slice(0, Math.ceil(good.length / 2)) }, context);
+          throw new Error(`simulated crash of the ${worker.queue} worker mid-batch`);
         }
-        if (worker.queue === 'webhook-deliveries' && crash.deliveries > 0) {
-          crash.deliveries--;
-          throw new Error('simulated crash of the delivery worker after its work');
-        }
+        const res = good.length ? await real({ Records: good }, context) : { batchItemFailures: [] };
         return { batchItemFailures: [...(res?.batchItemFailures ?? []), ...bad] };
       };
     },
@@ -195,7 +195,7 @@ describe('workers and webhook receivers', () => {
     return ids;
   };
 
-  it('delivers each event once when the fan-out and the delivery workers crash after doing their work', async () => {
+  it('delivers each event once when the fan-out and the delivery workers crash mid-batch', async () => {
     // Prepare
     const t = await h.newTenant();
     const hook = await subscribe(t.apiKey, ['funnel_stage.created']);
@@ -203,15 +203,15 @@ describe('workers and webhook receivers', () => {
     crash.events = 2;
     crash.deliveries = 2;
 
-    // Act
-    const stages = await createStages(t.apiKey, 8);
+    // Act: concurrent creates, so that the workers get batches of several records.
+    const stages = (await Promise.all(Array.from({ length: 8 }, (_, i) => h.invoke('POST /funnel/v1/stages', { apiKey: t.apiKey, body: { name: `C${i}` } })))).map((r) => r.body.stage.id);
     await queues.idle(30_000);
 
     // Assess: every stage's event arrived once; nothing was dead-lettered.
     expect(crash).toEqual({ events: 0, deliveries: 0 });
     expect(eventIds(hook.url).sort()).toEqual([...stages].sort());
     expect(queues.deadLetters.filter((d) => d.body.includes(t.businessId))).toEqual([]);
-    survived.push('event fan-out and delivery workers crashing after their work (4 crashes)');
+    survived.push('event fan-out and delivery workers crashing mid-batch (4 crashes)');
   }, 60_000);
 
   it('dead-letters malformed and poisoned messages with a reason, and processes the rest of their batches', async () => {
