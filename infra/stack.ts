@@ -232,7 +232,13 @@ export class ServiceStack extends Stack {
             ? {
                 beforeBundling: () => [],
                 beforeInstall: () => [],
-                afterBundling: (_inputDir: string, outputDir: string) => [`cp ${props.openApiDocumentPath} ${outputDir}/openapi.json`],
+                afterBundling: (inputDir: string, outputDir: string) => [
+                  `cp ${props.openApiDocumentPath} ${outputDir}/openapi.json`,
+                  // The docs renderer's single-file browser bundle, served by GET /docs/scalar.js.
+                  ...(handler === 'http/meta/docs-asset'
+                    ? [`cp ${inputDir}/node_modules/@scalar/api-reference/dist/browser/standalone.js ${outputDir}/scalar.js`]
+                    : []),
+                ],
               }
             : opts.nativeMedia
             ? {

@@ -26,6 +26,7 @@ import { resolveReactionTarget } from './reaction.ts';
 import { idempotent, type Outcome } from './idempotency.ts';
 import { messagePut, wamidPut, type Message, type SentBy } from './repository.ts';
 import { eventData } from './events.ts';
+import { isMediaDraft, sendMediaMessage } from '#shared/media/outbound.ts';
 
 export interface SendOptions {
   sentBy?: SentBy;
@@ -122,6 +123,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   // `queued` and return a 202 outcome; its worker completes it with `dispatchOutbound`).
   // `req.autoConvert` carries the caller's choice.
   // -----------------------------------------------------------------------------------------------------
+  if (isMediaDraft(draft)) return sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
 
   return dispatchOutbound(draft);
 }
@@ -132,12 +134,15 @@ const templateContext = (payload: UpstreamPayload) => {
 };
 
 /** Sends a prepared draft upstream and records the outcome (sent, or failed with the contract's error). */
-export async function dispatchOutbound(draft: OutboundDraft): Promise<Outcome> {
+export async function dispatchOutbound(draft: OutboundDraft, recover?: (err: UpstreamError) => Promise<Outcome | undefined>): Promise<Outcome> {
   let result;
   try {
     result = await upstreamSend(draft.phoneNumberId, draft.payload);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
+    // The media area may answer instead (e.g. proxy a link the upstream could not download, 131052).
+    const recovered = recover ? await recover(err) : undefined;
+    if (recovered) return recovered;
     const failure = toDeliveryError(err, templateContext(draft.payload));
     const message = await storeFailed(draft, failure);
     messageFailed(draft.messageType, failure.code);

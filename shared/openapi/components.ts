@@ -220,3 +220,71 @@ export const eventData: Record<string, unknown> = {
   'funnel_stage.deleted': obj({ stage_id: uuid, name: str, deleted_at: time }, ['stage_id']),
   'funnel_stages.reordered': obj({ stage_ids: { type: 'array', items: uuid }, reordered_at: time }, ['stage_ids', 'reordered_at']),
 };
+
+const media = obj({ link: { type: 'string', format: 'uri' }, id: { type: 'string', description: 'media_id from POST /media/v1' }, caption: { type: 'string', maxLength: 1024 }, filename: { type: 'string', description: 'document only' } }, [], { description: 'exactly one of link or id' });
+const templateParam = { type: 'object', properties: { type: { type: 'string', enum: ['text', 'currency', 'date_time', 'image', 'video', 'document', 'payload'] } }, required: ['type'] };
+
+/** Request bodies of handlers that parse their body themselves (no valibot `body` in their spec). */
+export const requestBodies: Record<string, { schema: unknown; examples?: Record<string, { summary: string; value: unknown }> }> = {
+  'POST /messages/v1': {
+    schema: obj(
+      {
+        to: { type: 'string', description: 'recipient in international format with a leading +' },
+        type: { type: 'string', enum: ['text', 'image', 'video', 'audio', 'document', 'sticker', 'template', 'interactive', 'location', 'contacts', 'reaction'], description: 'required except for text' },
+        content: { type: 'string', description: 'text, service style' },
+        messaging_product: { type: 'string', const: 'whatsapp', description: 'upstream (Cloud API) style' },
+        text: obj({ body: str, preview_url: bool }, ['body']),
+        image: media, video: media, audio: media, document: media, sticker: media,
+        autoConvert: { type: 'boolean', default: false, description: 'media: compress or send as a document when over the limit instead of 413 media_too_large' },
+        templateName: { type: 'string', description: 'template shortcut' },
+        template_parameters: { type: 'array', items: str, description: 'body placeholder values in order' },
+        language: { type: 'string', default: 'es_MX' },
+        header_media: obj({ type: { type: 'string', enum: ['image', 'video', 'document'] }, url: str, media_id: str }, ['type']),
+        allowButtonIdOverride: { type: 'boolean', default: false },
+        template: obj(
+          {
+            name: str,
+            language: obj({ code: str, policy: { type: 'string', const: 'deterministic' } }, ['code']),
+            components: { type: 'array', items: obj({ type: { type: 'string', enum: ['header', 'body', 'button'] }, sub_type: { type: 'string', enum: ['quick_reply', 'url', 'catalog'] }, index: { type: 'string', pattern: '^[0-9]$' }, parameters: { type: 'array', items: templateParam } }, ['type']) },
+          },
+          ['name', 'language'],
+        ),
+        location: obj({ latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 }, name: { type: 'string', maxLength: 1000 }, address: { type: 'string', maxLength: 1000 } }, ['latitude', 'longitude']),
+        reaction: obj({ message_id: { type: 'string', description: 'wamid or service message id' }, emoji: { type: 'string', description: 'empty string removes the reaction' } }, ['message_id', 'emoji']),
+        interactive: { type: 'object', description: 'upstream interactive object (buttons, list...)' },
+        contacts: { type: 'array', items: { type: 'object' }, description: 'upstream contact cards' },
+        ai: obj({ pause: bool, pauseDuration: { type: 'number', minimum: 1, maximum: 1440, default: 5 }, disable: { type: 'boolean', description: 'disable the AI permanently in this conversation' } }),
+      },
+      ['to'],
+      { description: 'Service style (`to` + `content`, shortcuts) or upstream style (`messaging_product`, `to`, `type`, `<type>` object). Send an `Idempotency-Key` header to make retries safe.' },
+    ),
+    examples: {
+      text: { summary: 'Text (service style)', value: { to: '+5215512345678', content: 'Hola', ai: { pause: true, pauseDuration: 10 } } },
+      upstream: { summary: 'Text (upstream style)', value: { messaging_product: 'whatsapp', to: '+5215512345678', type: 'text', text: { body: 'Hola' } } },
+      image: { summary: 'Image by link', value: { to: '+5215512345678', type: 'image', image: { link: 'https://example.com/p.jpg', caption: 'Catálogo' }, autoConvert: true } },
+      document: { summary: 'Document by media id', value: { to: '+5215512345678', type: 'document', document: { id: '<media_id>', filename: 'factura.pdf' } } },
+      template: { summary: 'Template shortcut', value: { to: '+5215512345678', type: 'template', templateName: 'order_update', template_parameters: ['Ana', '#1042'] } },
+      templateFull: { summary: 'Template, full form', value: { to: '+5215512345678', type: 'template', template: { name: 'reminder_buttons', language: { code: 'es_MX', policy: 'deterministic' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'mañana' }] }] } } },
+      location: { summary: 'Location', value: { to: '+5215512345678', type: 'location', location: { latitude: 19.4326, longitude: -99.1332, name: 'Tienda' } } },
+      reaction: { summary: 'Reaction', value: { to: '+5215512345678', type: 'reaction', reaction: { message_id: '<wamid or id>', emoji: '👍' } } },
+    },
+  },
+  'PATCH /segments/{id}': {
+    schema: obj({ name: str, description: str, color: str, rules: { type: 'object', description: 'v3 { version: 3, filters } or legacy v1/v2; dynamic segments only' }, type: { type: 'string', description: 'ignored (typeChangeIgnored: true in the answer when different)' } }),
+  },
+  'POST /segments/{id}/contacts': {
+    schema: obj({ contactIds: { type: 'array', items: uuid, minItems: 1, maxItems: 10000 } }, ['contactIds']),
+  },
+  'POST /segments/{id}/members': {
+    schema: obj(
+      {
+        action: { type: 'string', enum: ['add', 'remove'] },
+        contactIds: { type: 'array', items: uuid, minItems: 1, maxItems: 10000 },
+        search: { type: 'string', minLength: 1, maxLength: 200 },
+        filters: { type: 'object', description: 'contact advanced search filters (may include segment_id)' },
+      },
+      ['action'],
+      { additionalProperties: false, description: 'Exactly one selection form: contactIds, or search and/or filters (at most 50000 contacts).' },
+    ),
+  },
+};

@@ -7,7 +7,7 @@ import type * as v from 'valibot';
 import { routes, type Route } from '#functions/routes.ts';
 import { EVENT_NAMES } from '#shared/events/names.ts';
 import { SCOPES } from '#shared/auth/scopes.ts';
-import { errorBody, eventData, schemas, successBodies } from './components.ts';
+import { errorBody, eventData, requestBodies, schemas, successBodies } from './components.ts';
 
 export interface HandlerSpec {
   route: string;
@@ -130,6 +130,9 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
     if (spec?.body) {
       const contentType = spec.bodyKind === 'multipart' ? 'multipart/form-data' : 'application/json';
       operation.requestBody = { required: true, content: { [contentType]: { schema: schemaOf(spec.body) } } };
+    } else if (requestBodies[key]) {
+      const { schema, examples } = requestBodies[key];
+      operation.requestBody = { required: true, content: { 'application/json': { schema, ...(examples ? { examples } : {}) } } };
     }
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
   }

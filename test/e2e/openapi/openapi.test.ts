@@ -86,6 +86,10 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/segments'].post.responses).toHaveProperty('201');
     expect(doc.paths['/funnel/v1/stages'].post.requestBody.content['application/json'].schema.required).toContain('name');
     expect(doc.paths['/media/v1'].post.requestBody.content).toHaveProperty('multipart/form-data');
+    const sendBody = doc.paths['/messages/v1'].post.requestBody.content['application/json'];
+    expect(sendBody.schema.required).toEqual(['to']);
+    expect(Object.keys(sendBody.examples)).toEqual(expect.arrayContaining(['text', 'upstream', 'image', 'template', 'location', 'reaction']));
+    expect(doc.paths['/segments/{id}/members'].post.requestBody.content['application/json'].schema.required).toEqual(['action']);
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
   });
 
