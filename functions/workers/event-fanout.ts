@@ -4,11 +4,13 @@
  * partial batch failures and retried; after maxReceiveCount they land in the DLQ, and the outbox item
  * they left behind is still picked up by the sweep.
  */
+import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { DomainEvent } from '#shared/events/outbox.ts';
 import { fanOutBatch } from '#shared/webhooks/fanout.ts';
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  recordQueueAges('events', event.Records);
   const byEvent = new Map<string, string>();
   const events: DomainEvent[] = [];
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];

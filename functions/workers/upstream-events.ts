@@ -4,6 +4,7 @@
  * and statuses applied (shared/messages/status.ts). A status for a wamid not stored yet (the send's own write
  * may still be in flight) fails the record so SQS delivers it again; an old one is dropped.
  */
+import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { findBusinessByPhoneNumberId } from '#shared/business/repository.ts';
 import { recordInbound } from '#shared/messages/inbound.ts';
@@ -44,6 +45,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
 }
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  recordQueueAges('upstream-events', event.Records);
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     try {

@@ -5,6 +5,7 @@
  * only when the worker could not do its work (e.g. the table was unavailable), and SQS then redelivers
  * it, up to the DLQ.
  */
+import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { DeliveryJob } from '#shared/webhooks/model.ts';
@@ -12,6 +13,7 @@ import { processDeliveryJob } from '#shared/webhooks/delivery.ts';
 import { getSubscriptions } from '#shared/webhooks/repository.ts';
 
 export const handler = async (event: SQSEvent, context: Context) => {
+  recordQueueAges('webhook-deliveries', event.Records);
   const jobs = new Map<string, DeliveryJob>();
   for (const r of event.Records) {
     try {

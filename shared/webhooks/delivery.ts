@@ -9,6 +9,7 @@
  *   Delays past SQS's 15-minute maximum are reached by re-queueing with `notBefore`.
  * - A subscription whose failures have lasted `disableAfterSeconds` is disabled (reason `failing`).
  */
+import { webhookDelivery } from '#shared/metrics/metrics.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
@@ -49,9 +50,11 @@ export async function send(d: Pick<Delivery, 'id' | 'event' | 'data'>, s: Pick<S
   try {
     const res = await safeFetch(s.url, { method: 'POST', headers, body, timeoutMs: webhookSettings.timeoutMs, followRedirects: 0, maxBytes: 1024 * 1024 });
     const ok = res.status >= 200 && res.status < 300;
+    webhookDelivery(ok ? 'delivered' : 'failed', d.event);
     const error = ok ? null : res.status >= 300 && res.status < 400 ? `redirect not followed (HTTP ${res.status})` : `HTTP ${res.status}`;
     return { attempt: attempt(res.status, error), ok, retryAfter: res.headers['retry-after'], permanent: false };
   } catch (err) {
+    webhookDelivery('failed', d.event);
     const code = err instanceof SafeFetchError ? err.code : 'network_error';
     const permanent = code === 'blocked_address' || code === 'invalid_url';
     return { attempt: attempt(null, `${code}: ${(err as Error).message}`), ok: false, permanent };
