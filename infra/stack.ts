@@ -323,13 +323,14 @@ export class ServiceStack extends Stack {
     // Broadcast scheduling: EventBridge Scheduler invokes the broadcast queue at send_at.
     const schedulerRole = new iam.Role(this, 'BroadcastSchedulerRole', { assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com') });
     this.queues.get('broadcasts')?.grantSendMessages(schedulerRole);
-    for (const handler of ['http/broadcasts/create', 'http/broadcasts/cancel']) {
+    // The broadcast worker re-schedules a start that fires early, so it needs the same as create and cancel.
+    for (const handler of ['http/broadcasts/create', 'http/broadcasts/cancel', 'workers/broadcast']) {
       const f = this.functions.get(handler);
       if (!f) continue;
       f.addEnvironment('BROADCAST_SCHEDULER_ROLE_ARN', schedulerRole.roleArn);
       f.addEnvironment('BROADCAST_QUEUE_ARN', this.queues.get('broadcasts')!.queueArn);
       f.addToRolePolicy(new iam.PolicyStatement({
-        actions: ['scheduler:CreateSchedule', 'scheduler:DeleteSchedule'],
+        actions: ['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule'],
         resources: [`arn:${Aws.PARTITION}:scheduler:${Aws.REGION}:${Aws.ACCOUNT_ID}:schedule/default/broadcast-*`],
       }));
       f.addToRolePolicy(new iam.PolicyStatement({ actions: ['iam:PassRole'], resources: [schedulerRole.roleArn] }));

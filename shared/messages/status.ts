@@ -3,6 +3,7 @@
  * failed from sent or delivered — so webhooks arriving out of order or twice change nothing; each move is a
  * conditional update written with its event (`message.delivered`, `message.read`, `message.failed`).
  */
+import { onMessageStatus } from '#shared/broadcasts/status.ts';
 import { newEvent } from '#shared/events/outbox.ts';
 import { commitWithRetry } from './transact.ts';
 import { table } from '#shared/store/client.ts';
@@ -76,6 +77,10 @@ export async function applyStatus(businessId: string, status: Record<string, any
     // Another delivery of a status moved the message first.
     if ((err as Error)?.name === 'TransactionCanceledException') return 'ignored';
     throw err;
+  }
+  // A broadcast's message: its delivered/read/failed counts follow (idempotent per recipient and status).
+  if ((message as { broadcastId?: string }).broadcastId) {
+    await onMessageStatus(businessId, message.id, next as 'delivered' | 'read' | 'failed', error as { code?: string; error?: string; message?: string } | undefined);
   }
   return 'applied';
 }

@@ -7,7 +7,12 @@
  * unoptimised encoding that fits means an optimised one would too), and when 85 does not fit, 70 and
  * 50 are encoded concurrently (libvips spreads them over the cores there are).
  */
+import { availableParallelism } from 'node:os';
 import sharp from 'sharp';
+
+// sharp defaults libvips to one thread on glibc without jemalloc (fragmentation in long-lived servers);
+// the media worker is a short-lived Lambda that should use every vCPU it is given.
+sharp.concurrency(availableParallelism());
 
 export const IMAGE_LADDER = [85, 70, 50] as const;
 

@@ -199,6 +199,20 @@ describe('broadcasts through the local stack', () => {
 
     const usage = await api('GET', `/segments/${segmentId}/usage`);
     expect(JSON.stringify(usage.body)).toContain(done.id);
+
+    // Status webhooks from the upstream move the broadcast's counts (through the messaging status path).
+    const anaWamid = byContact.get(ids[0]).wamid;
+    const bruno = byContact.get(ids[1]);
+    const status = (wamid: string, value: string) =>
+      fetch(`${stack.sandboxUrl}/__sandbox/status`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wamid, status: value }) });
+    await status(anaWamid, 'delivered');
+    await status(anaWamid, 'read');
+    await status(bruno.wamid, 'delivered');
+    const counted = await waitFor('delivered and read counts', async () => {
+      const res = await api('GET', `/broadcasts/v1/${done.id}`);
+      return res.body.data.counts.read === 1 && res.body.data.counts.delivered >= 2 && res.body.data;
+    });
+    expect(counted.counts).toMatchObject({ sent: 3, read: 1 });
   });
 
   it('evaluates a dynamic segment once, when the broadcast starts', async () => {

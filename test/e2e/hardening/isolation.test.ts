@@ -234,6 +234,12 @@ it('gives business B no access to A: every route 403/404 on A\'s ids, nothing of
   const bConversations = ok(await b.call('GET', '/conversations/v1'), 200, 'B conversations').conversations;
   expect(bConversations).toHaveLength(1);
   expect(bConversations[0].id).not.toBe(ids.conversation);
+  // A's counts ignore B's contact with the same phone and tag.
+  const bLead = ok(await b.call('GET', '/contacts/v1'), 200, 'B contacts').contacts.find((c: any) => c.phone_number === secrets[2]);
+  ok(await b.call('PATCH', `/contacts/v1/${bLead.id}`, { tags: [secrets[1]] }), 200, 'B tags its lead');
+  expect(ok(await a.call('GET', `/segments/${ids.dynamicSegment}`), 200, 'A segment').data.contactCount).toBe(1);
+  expect(ok(await a.call('POST', '/segments/preview', { rules: { version: 3, filters: { tags: { any: [secrets[1]] } } } }), 200, 'A preview').data.count).toBe(1);
+  expect(ok(await a.call('GET', `/contacts/v1?search=${encodeURIComponent(secrets[2]!)}`), 200, 'A search').contacts.map((c: any) => c.id)).toEqual([ids.contact]);
   // B's broadcast naming A's contact ended without sending anything to A's lead.
   expect((await h.sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(secrets[2]!)}`)).body).toEqual([]);
 }, 60_000);
