@@ -3,6 +3,7 @@
  * cancellation sweeps, completion). A message that fails is retried by the queue; the per-recipient claims make
  * a retry safe.
  */
+import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#shared/log/logger.ts';
@@ -27,5 +28,7 @@ const record = async (r: SQSRecord): Promise<void> => {
   await handleBroadcastMessage(msg, Number(r.attributes?.ApproximateReceiveCount ?? 1));
 };
 
-export const handler = async (event: SQSEvent, context: Context) =>
-  processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+export const handler = async (event: SQSEvent, context: Context) => {
+  recordQueueAges('broadcasts', event.Records);
+  return processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+};

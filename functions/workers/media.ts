@@ -4,6 +4,7 @@
  * partial batch failures; after maxReceiveCount they go to the DLQ, and the last attempt records the
  * job as failed so that a waiting send or its finisher learns the outcome.
  */
+import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { workers } from '#functions/routes.ts';
@@ -14,6 +15,7 @@ import '#shared/media/outbound-finisher.ts';
 const maxReceiveCount = workers.find((w) => w.queue === 'media')?.maxReceiveCount ?? 3;
 
 export const handler = async (event: SQSEvent, context: Context) => {
+  recordQueueAges('media', event.Records);
   const processor = new BatchProcessor(EventType.SQS);
   const record = async (r: SQSRecord) => {
     const { businessId, jobId } = JSON.parse(r.body) as { businessId: string; jobId: string };
