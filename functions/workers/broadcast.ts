@@ -10,7 +10,6 @@ import { logger } from '#shared/log/logger.ts';
 import { isBroadcastMessage } from '#shared/broadcasts/messages.ts';
 import { handleBroadcastMessage } from '#shared/broadcasts/runner.ts';
 
-const processor = new BatchProcessor(EventType.SQS);
 
 const record = async (r: SQSRecord): Promise<void> => {
   let msg: unknown;
@@ -30,5 +29,6 @@ const record = async (r: SQSRecord): Promise<void> => {
 
 export const handler = async (event: SQSEvent, context: Context) => {
   recordQueueAges('broadcasts', event.Records);
-  return processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
+  // One processor per invocation: the local runtime runs several batches of one module at once.
+  return processPartialResponse(event, record, new BatchProcessor(EventType.SQS), { context, throwOnFullBatchFailure: false });
 };
