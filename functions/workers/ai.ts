@@ -9,8 +9,7 @@ import * as v from 'valibot';
 import { aiJobSchema, handleAiJob } from '#shared/ai/agent.ts';
 import { agentPorts } from '#shared/ai/ports.ts';
 import { logger } from '#shared/log/logger.ts';
-
-const processor = new BatchProcessor(EventType.SQS);
+import { recordQueueAges } from '#shared/metrics/metrics.ts';
 
 const recordHandler = async (record: SQSRecord): Promise<void> => {
   let body: unknown;
@@ -28,5 +27,8 @@ const recordHandler = async (record: SQSRecord): Promise<void> => {
   logger.info('AI job handled', { businessId: job.output.businessId, conversationId: job.output.conversationId, inboundMessageId: job.output.messageId, outcome });
 };
 
-export const handler = async (event: SQSEvent, context: Context) =>
-  processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });
+export const handler = async (event: SQSEvent, context: Context) => {
+  recordQueueAges('ai', event.Records);
+  // One processor per invocation: the local runtime runs several batches of one module at once.
+  return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), { context, throwOnFullBatchFailure: false });
+};

@@ -26,6 +26,7 @@ import { resolveReactionTarget } from './reaction.ts';
 import { idempotent, type Outcome } from './idempotency.ts';
 import { messagePut, wamidPut, type Message, type SentBy } from './repository.ts';
 import { eventData } from './events.ts';
+import { pauseAfterHumanReply } from '#shared/ai/controls.ts';
 import { isMediaDraft, sendMediaMessage } from '#shared/media/outbound.ts';
 
 export interface SendOptions {
@@ -157,9 +158,12 @@ export async function dispatchOutbound(draft: OutboundDraft, recover?: (err: Ups
 
   if (draft.sentBy === 'api') {
     // ---- HUMAN SEND HOOK (AI area) -------------------------------------------------------------------
-    // A person replied through the API: the AI area's "human reply pauses the AI" handoff goes here,
-    // e.g. `await onHumanSend(draft.businessId, draft.conversation.id, message)`.
+    // A person replied through the API without an `ai` object: pause the AI in the conversation (handoff).
+    // The message is already out, so a failure here is logged, not answered as an error.
     // ----------------------------------------------------------------------------------------------------
+    if (!draft.ai) {
+      await pauseAfterHumanReply(draft.businessId, draft.conversation.id).catch((err) => logger.warn('AI handoff pause not recorded', { error: err as Error }));
+    }
   }
 
   const body: SendResult = {
