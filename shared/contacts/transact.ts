@@ -33,7 +33,7 @@ const isRetryable = (err: unknown): boolean => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How long a unit of work keeps retrying lost races before the client is told to retry (well inside a 10 s Lambda). */
-const RETRY_BUDGET_MS = 7_000;
+const RETRY_BUDGET_MS = 5_000;
 
 /**
  * Runs `work` until it commits. `work` must turn every cancellation that is NOT a lost race into a domain error

@@ -74,6 +74,11 @@ export const toReply = (err: unknown, extraHeaders: Record<string, string> = {})
     logger.warn('table throttled', { error: err as Error });
     return json(503, { error: 'service_unavailable', message: 'The service is busy; retry shortly' }, { ...extraHeaders, 'Retry-After': '1' });
   }
+  // middy's early time-out (just before Lambda's own): the work took too long, typically under heavy contention.
+  if ((err as Error)?.name === 'TimeoutError') {
+    logger.warn('request timed out', { error: err as Error });
+    return json(503, { error: 'service_unavailable', message: 'The request took too long; retry shortly' }, { ...extraHeaders, 'Retry-After': '1' });
+  }
   logger.error('unhandled error', { error: err as Error });
   return json(500, { error: 'internal_error', message: 'An unexpected error occurred' }, extraHeaders);
 };

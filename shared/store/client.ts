@@ -10,6 +10,8 @@ const local = config.dynamodbEndpoint !== undefined;
 export const dynamo = new DynamoDBClient({
   region: config.region,
   endpoint: config.dynamodbEndpoint,
+  // Throttling is transient: five attempts with the SDK's backoff absorb a burst before a request gives up (503).
+  maxAttempts: 5,
   // DynamoDB Local accepts any credentials; AWS uses the function's role.
   ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
 });
