@@ -3,9 +3,10 @@
  * (shared/conversations), which changes it in the same transaction as the assignment itself.
  */
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { queryPrefix } from '#shared/store/query.ts';
 
 export type AgentRole = 'super_admin' | 'admin' | 'agent';
 
@@ -38,19 +39,7 @@ export async function getAgent(businessId: string, agentId: string): Promise<Tea
 
 export async function listAgents(businessId: string): Promise<TeamAgent[]> {
   const { pk, skPrefix } = keys.agentPrefix(businessId);
-  const agents: TeamAgent[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new QueryCommand({
-      TableName: table(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-      ExclusiveStartKey,
-    }));
-    for (const item of page.Items ?? []) agents.push(toAgent(item));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return agents;
+  return (await queryPrefix(pk, skPrefix)).map(toAgent);
 }
 
 const toAgent = (item: Record<string, any>): TeamAgent => ({
