@@ -4,6 +4,7 @@
  *
  * The environment is set before any service module is imported, because shared/config.ts reads it once.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import type { LocalQueues } from './queues.ts';
 
 export interface LocalStackOptions {
@@ -32,6 +33,16 @@ export interface LocalStack {
   stop: () => Promise<void>;
 }
 
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+
 export const SANDBOX_TOKEN = 'sandbox-access-token';
 export const SANDBOX_APP_SECRET = 'sandbox-app-secret';
 export const SANDBOX_VERIFY_TOKEN = 'sandbox-verify-token';
@@ -42,6 +53,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
+    // The sandbox's address first: service modules read UPSTREAM_BASE_URL once, whenever the first of them loads.
+    const sandboxPort = options.sandboxPort === 0 || options.sandboxPort === undefined && process.env.SANDBOX_PORT === '0'
+      ? await freePort()
+      : options.sandboxPort ?? 3001;
+    process.env.UPSTREAM_BASE_URL = `http://127.0.0.1:${sandboxPort}`;
+
     const { startDynamo, ensureTable } = await import('./dynamo.ts');
     const { startS3 } = await import('./s3.ts');
     const tableName = options.tableName ?? process.env.TABLE_NAME ?? 'wa-crm';
@@ -58,7 +75,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     stops.push(s3.stop);
 
     const apiPort = options.port ?? 3000;
-    const sandboxPort = options.sandboxPort ?? 3001;
 
     Object.assign(process.env, {
       TABLE_NAME: tableName,
@@ -73,6 +89,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       UPSTREAM_TOKEN: SANDBOX_TOKEN,
       UPSTREAM_APP_SECRET: SANDBOX_APP_SECRET,
       UPSTREAM_VERIFY_TOKEN: SANDBOX_VERIFY_TOKEN,
+      // Webhook retries locally: 2 s, 8 s, 32 s... instead of 1 min, 4 min, 16 min... (9 attempts either way).
+      WEBHOOK_RETRY_BASE_SECONDS: process.env.WEBHOOK_RETRY_BASE_SECONDS ?? '2',
     });
 
     const { startSandbox } = await import('./sandbox/server.ts');
@@ -90,7 +108,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(sandbox.close);
     process.env.UPSTREAM_BASE_URL = sandbox.url;
-    // queues.ts loads shared/config.ts (through the queue port): only now that UPSTREAM_BASE_URL is known.
     const { LocalQueues } = await import('./queues.ts');
 
     const queues = new LocalQueues({

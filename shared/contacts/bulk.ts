@@ -19,6 +19,7 @@ import { listStages, stageCountItems } from '#shared/funnel/repository.ts';
 import { contactStageChanged } from '#shared/funnel/events.ts';
 import { moveContact } from '#shared/funnel/move.ts';
 import { cancellationCodes } from './transact.ts';
+import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 import type { Contact } from './model.ts';
 import { normalizePhone } from './phone.ts';
 import { batchGetContacts, batchGetPhoneClaims, contactPut, newContact, phoneClaim, phoneRelease, type StoredContact } from './repository.ts';
@@ -72,7 +73,8 @@ const fail = (contactId: string | null, error: string, message: string, extra: P
 function itemError(op: BulkOperation, contactId: string | null, err: unknown, extra: Partial<BulkItemResult> = {}): BulkItemResult {
   if (err instanceof ApiError) {
     const body = err.body as Record<string, any>;
-    if (err.status === 404) return fail(contactId, 'not_found', String(body.message));
+    // Another account's contact (403 on the single-contact endpoints) is, per item, one this account does not have.
+    if (err.status === 404 || err.status === 403) return fail(contactId, 'not_found', err.status === 404 ? String(body.message) : 'Contact not found');
     if (body.error === 'duplicate_contact') return fail(null, 'duplicate_contact', String(body.message), { ...extra, existing_contact_id: body.existing_contact_id });
     if (body.details?.phone_number) return fail(contactId, 'invalid_phone_number', 'Not a phone number in international format', extra);
     return fail(contactId, failedCode[op], String(body.message), extra);
@@ -181,7 +183,7 @@ async function bulkCreate(bid: string, input: unknown[], results: BulkItemResult
     });
     units.push({
       index: x.index,
-      items: [contactPut(bid, contact, null), phoneClaim(bid, x.phone, contact.id)],
+      items: [contactPut(bid, contact, null), phoneClaim(bid, x.phone, contact.id), ownerPut('contact', contact.id, bid)],
       events: [contactCreated(bid, contact)],
       done: { success: true, contact_id: contact.id, phone_number: x.phone },
       alone: () => createAlone(bid, x.phone, x.fields),
@@ -259,7 +261,7 @@ async function bulkUpdate(bid: string, input: unknown[], results: BulkItemResult
 async function bulkById(bid: string, op: Exclude<BulkOperation, 'create' | 'update'>, ids: string[], body: BulkBody, results: BulkItemResult[]): Promise<void> {
   const stageId = body.funnel_stage_id ?? null;
   const stages = op === 'set_funnel_stage' || op === 'delete' ? new Map((await listStages(bid, true)).map((s) => [s.id, s])) : new Map();
-  if (op === 'set_funnel_stage' && stageId && !stages.has(stageId)) throw notFound('Funnel stage not found');
+  if (op === 'set_funnel_stage' && stageId && !stages.has(stageId)) throw await missingRecord('stage', stageId, bid, notFound('Funnel stage not found'));
   const target = stageId ? stages.get(stageId) : undefined;
 
   const wellFormed = ids.map((id) => (UUID_RE.test(id) ? id.toLowerCase() : null));

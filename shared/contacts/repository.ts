@@ -17,6 +17,7 @@ import type { Contact } from './model.ts';
 import { normalizePhone } from './phone.ts';
 import { contactCreated } from './events.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from './transact.ts';
+import { ownerPut } from '#shared/auth/ownership.ts';
 
 export interface StoredContact {
   contact: Contact;
@@ -178,7 +179,7 @@ export async function findOrCreateContactByPhone(
     }
     const contact = newContact({ phone_number: phone, name: opts.name ?? null, origin: opts.origin ?? 'inbound' });
     try {
-      await commit([contactPut(businessId, contact, null), phoneClaim(businessId, phone, contact.id)], [contactCreated(businessId, contact)]);
+      await commit([contactPut(businessId, contact, null), phoneClaim(businessId, phone, contact.id), ownerPut('contact', contact.id, businessId)], [contactCreated(businessId, contact)]);
     } catch (err) {
       if (cancellationCodes(err)) throw new RetryableConflict('phone claimed concurrently');
       throw err;

@@ -17,6 +17,7 @@ import { assertAgentOfBusiness, assignmentChange } from './assignment.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from './transact.ts';
 import { dedupeTags, type CreateContactInput, type UpdateContactInput } from './schemas.ts';
 import { contactMatcher } from './search.ts';
+import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 
 export const contactNotFound = () => notFound('Contact not found');
 
@@ -69,6 +70,7 @@ export async function createContact(bid: string, input: CreateContactInput): Pro
     const tx = new Tx();
     tx.add('contact', contactPut(bid, contact, null));
     tx.add('phone', phoneClaim(bid, phone, contact.id));
+    tx.add('owner', ownerPut('contact', contact.id, bid));
     tx.add('stage', ...stageCountItems(bid, [{ from: null, to: contact.funnel_stage_id }]).items);
     try {
       await commit(tx.items, [contactCreated(bid, contact)]);
@@ -85,7 +87,7 @@ export async function createContact(bid: string, input: CreateContactInput): Pro
 
 export async function getContactOrFail(bid: string, id: string): Promise<Contact> {
   const stored = await getStoredContact(bid, id);
-  if (!stored || stored.contact.deleted_at) throw contactNotFound();
+  if (!stored || stored.contact.deleted_at) throw await missingRecord('contact', id, bid, contactNotFound());
   return stored.contact;
 }
 
@@ -118,7 +120,7 @@ export async function updateContact(bid: string, id: string, patch: UpdateContac
 
   return optimistic(async () => {
     const stored = await getStoredContact(bid, id);
-    if (!stored || stored.contact.deleted_at) throw contactNotFound();
+    if (!stored || stored.contact.deleted_at) throw await missingRecord('contact', id, bid, contactNotFound());
     const before = stored.contact;
     const next = applyFieldPatch(before, patch);
     if (phone !== undefined) next.phone_number = phone;
@@ -169,7 +171,7 @@ export async function updateContact(bid: string, id: string, patch: UpdateContac
 export async function deleteContact(bid: string, id: string): Promise<void> {
   await optimistic(async () => {
     const stored = await getStoredContact(bid, id);
-    if (!stored || stored.contact.deleted_at) throw contactNotFound();
+    if (!stored || stored.contact.deleted_at) throw await missingRecord('contact', id, bid, contactNotFound());
     const now = new Date().toISOString();
     const next: Contact = { ...stored.contact, deleted_at: now, updated_at: now };
     const from = stored.contact.funnel_stage_id ? await getStage(bid, stored.contact.funnel_stage_id) : undefined;

@@ -10,6 +10,7 @@ import { cancellationCodes, optimistic, RetryableConflict } from '#shared/contac
 import { listStages, stageCountItems } from './repository.ts';
 import { contactStageChanged, type StageRef } from './events.ts';
 import { stageNotFound } from './service.ts';
+import { missingRecord } from '#shared/auth/ownership.ts';
 
 export interface MoveResult {
   contact_id: string;
@@ -23,11 +24,11 @@ const ref = (s: { id: string; name: string } | undefined): StageRef | null => (s
 export async function moveContact(bid: string, contactId: string, stageId: string | null): Promise<MoveResult> {
   return optimistic(async () => {
     const stored = await getStoredContact(bid, contactId);
-    if (!stored || stored.contact.deleted_at) throw notFound('Contact not found');
+    if (!stored || stored.contact.deleted_at) throw await missingRecord('contact', contactId, bid, notFound('Contact not found'));
     const fromId = stored.contact.funnel_stage_id;
     const stages = stageId || fromId ? await listStages(bid, true) : [];
     const target = stageId ? stages.find((s) => s.id === stageId.toLowerCase()) : undefined;
-    if (stageId && !target) throw stageNotFound();
+    if (stageId && !target) throw await missingRecord('stage', stageId, bid, stageNotFound());
     const from = fromId ? stages.find((s) => s.id === fromId) : undefined;
     const movedAt = new Date().toISOString();
     const result: MoveResult = { contact_id: contactId, previous_stage: ref(from), new_stage: ref(target), moved_at: movedAt };

@@ -8,6 +8,7 @@ import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from '#shared/contacts/transact.ts';
 import { DEFAULT_STAGE_COLOR, MAX_STAGES, type FunnelStage } from './model.ts';
 import { freeSlots, getStage, type RankedStage, listRankedStages, listStages, publicStage, rankAt, RANK_STEP, slotClaim, slotRelease, stageDeleteIfEmpty, stageFieldsUpdate, stagePut, stageRank } from './repository.ts';
+import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 import { stageCreated, stageDeleted, stagesReordered, stageUpdated } from './events.ts';
 
 export const stageNotFound = () => notFound('Funnel stage not found');
@@ -22,7 +23,7 @@ export { listStages };
 
 export async function getStageOrFail(bid: string, id: string): Promise<FunnelStage> {
   const stage = await getStage(bid, id);
-  if (!stage) throw stageNotFound();
+  if (!stage) throw await missingRecord('stage', id, bid, stageNotFound());
   return stage;
 }
 
@@ -59,7 +60,7 @@ export async function createStage(bid: string, input: { name: string; color?: st
       updated_at: now,
     };
     const rank = rankAt(ordered, position);
-    const items = [slotClaim(bid, slot, stage.id)];
+    const items = [slotClaim(bid, slot, stage.id), ownerPut('stage', stage.id, bid)];
     if (rank === null) {
       // No room between the neighbours: re-space every rank in the same transaction.
       const spaced: { id: string; rank?: number }[] = [...ordered];
@@ -101,7 +102,7 @@ export async function updateStage(bid: string, id: string, fields: { name?: stri
 export async function deleteStage(bid: string, id: string): Promise<void> {
   await optimistic(async () => {
     const stage = (await listRankedStages(bid, true)).find((s) => s.id === id.toLowerCase());
-    if (!stage) throw stageNotFound();
+    if (!stage) throw await missingRecord('stage', id, bid, stageNotFound());
     if (stage.contact_count > 0) throw stageNotEmpty(stage.contact_count);
     const items = [stageDeleteIfEmpty(bid, stage.id), ...(stage.slot === null ? [] : [slotRelease(bid, stage.slot)])];
     try {

@@ -38,7 +38,9 @@ export const mediaTooLarge = (type: MediaType, size: number | undefined, detail?
     suggestion:
       type === 'document'
         ? 'Documents are limited to 100 MB: split or compress the file'
-        : `Set autoConvert to true to let the service ${type === 'image' ? 'compress the image or ' : type === 'audio' ? 'compress the audio or ' : ''}send it as a document, or reduce the file size`,
+        : type === 'sticker'
+          ? 'Stickers are limited to 500 KB and are not converted: reduce the file (a 512x512 WebP is recommended)'
+          : `Set autoConvert to true to let the service ${type === 'image' ? 'compress the image or ' : type === 'audio' ? 'compress the audio or ' : ''}send it as a document, or reduce the file size`,
     limits: LIMITS_AS_STRINGS,
   });
 

@@ -69,7 +69,11 @@ export async function processMediaSend(businessId: string, phoneNumberId: string
 
     if (bytes.length > rule.maxBytes) {
       if (type === 'image') {
-        if (!detected?.mime.startsWith('image/')) throw unsupportedFormat(type, detected?.mime);
+        // Over the limit and not an image that can be compressed: the size rule answers (413, or a document with autoConvert).
+        if (!detected?.mime.startsWith('image/')) {
+          if (!autoConvert) throw mediaTooLarge(type, originalSize, 'the file is not an image that can be compressed');
+          return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, `file of ${formatBytes(originalSize)} is over the 5 MB image limit and cannot be compressed as an image; sent unchanged as a document`);
+        }
         const ladder = await compressImage(bytes, rule.maxBytes);
         if (ladder.fits) {
           return await upload(businessId, phoneNumberId, req, type, ladder.bytes, ladder.mimeType, 'compressed');

@@ -97,12 +97,17 @@ const buttonIndex = v.pipe(
 const component = v.variant('type', [
   v.looseObject({ type: v.literal('header'), parameters: v.pipe(v.array(templateParam), v.maxLength(1, 'a header has one parameter')) }),
   v.looseObject({ type: v.literal('body'), parameters: v.optional(v.array(templateParam), []) }),
-  v.looseObject({
-    type: v.literal('button'),
-    sub_type: v.picklist(['quick_reply', 'url', 'catalog', 'copy_code', 'flow'], 'sub_type must be quick_reply, url or catalog'),
-    index: buttonIndex,
-    parameters: v.optional(v.array(templateParam), []),
-  }),
+  v.pipe(
+    v.looseObject({
+      type: v.literal('button'),
+      sub_type: v.picklist(['quick_reply', 'url', 'catalog', 'copy_code', 'flow'], 'sub_type must be quick_reply, url or catalog'),
+      index: buttonIndex,
+      parameters: v.optional(v.array(templateParam), []),
+    }),
+    // The contract: a URL button takes one text parameter (the URL's dynamic suffix); a catalog button none.
+    v.check((b) => b.sub_type !== 'url' || (b.parameters.length === 1 && b.parameters[0].type === 'text'), 'a url button takes exactly one text parameter: the dynamic suffix of the button URL'),
+    v.check((b) => b.sub_type !== 'catalog' || b.parameters.length === 0, 'a catalog button takes no parameters'),
+  ),
 ], 'component type must be header, body or button');
 
 const fullTemplate = v.looseObject({
@@ -283,7 +288,7 @@ export function parseSendRequest(input: unknown): SendRequest {
   }
   const parsed = v.safeParse(schemas[type as MessageType], body);
   if (!parsed.success) {
-    const details = toFieldErrors(parsed.issues);
+    const details = toFieldErrors(parsed.issues.map(namingMissingKey));
     // A check on the whole body has no path: name the field it is about.
     if (details._body) {
       const field = type === 'text' ? 'content' : type === 'template' ? 'templateName' : type;
@@ -294,5 +299,12 @@ export function parseSendRequest(input: unknown): SendRequest {
   }
   return { ...(parsed.output as Record<string, any>), type } as SendRequest;
 }
+
+/** valibot words a missing key as the object's message ("Invalid key: Expected ..."): say which field is required. */
+const namingMissingKey = <T extends v.BaseIssue<unknown>>(issue: T): T => {
+  const path = v.getDotPath(issue);
+  const missing = issue.kind === 'schema' && issue.received === 'undefined' && (issue.type === 'object' || issue.type === 'loose_object') && path;
+  return missing ? { ...issue, message: `${path} is required` } : issue;
+};
 
 const invalid = (details: FieldErrors) => validationError(details, `Invalid message: ${summarize(details)}`);

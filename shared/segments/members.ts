@@ -133,11 +133,15 @@ export function assertSelectionSize(selected: number): void {
   }
 }
 
-/** `POST /segments/{id}/contacts`: `{ contactIds }` (or `contact_ids`), the same rules as a bulk add by ids. */
+/**
+ * `POST /segments/{id}/contacts`: `{ contactIds }` (or `contact_ids`, or one `contactId` / `contact_id`: the
+ * contract does not show this body), the same rules as a bulk add by ids.
+ */
 export async function addContacts(bid: string, segmentId: unknown, body: unknown): Promise<MembersResult> {
   const record = await loadSegment(bid, segmentId);
   const b = body as Record<string, unknown> | null;
-  const ids = b && typeof b === 'object' && !Array.isArray(b) ? (b.contactIds ?? b.contact_ids) : undefined;
+  const one = (x: unknown) => (x === undefined ? undefined : [x]);
+  const ids = b && typeof b === 'object' && !Array.isArray(b) ? (b.contactIds ?? b.contact_ids ?? one(b.contactId ?? b.contact_id)) : undefined;
   return changeMembers(bid, record.id, { action: 'add', contactIds: ids ?? [] });
 }
 

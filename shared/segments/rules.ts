@@ -2,7 +2,7 @@
  * Segment rules: which front end a rules object belongs to, its validation, and its condition tree.
  *   v3      { version: 3, filters }                 → rulesFormat 'filters' (segment_id rejected)
  *   legacy  v1 { operator, conditions } / v2 { version: 2, operator, groups } → rulesFormat 'legacy'
- * Rules are stored exactly as given; these functions only read them.
+ * Legacy rules are stored exactly as given; v3 rules are stored with their filters in snake_case. These functions only read them.
  */
 import { validateFilters, filtersToCondition, type Filters } from '#shared/contacts/filters/filters.ts';
 import { isLegacyShape, legacyToCondition, legacyToFilters, validateLegacyRules, type LegacyRules } from '#shared/contacts/filters/legacy.ts';

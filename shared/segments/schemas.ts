@@ -6,6 +6,10 @@ const name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 
 const description = v.nullable(v.pipe(v.string('description must be a string'), v.maxLength(2000, 'description must be at most 2000 characters')));
 const color = v.nullable(v.pipe(v.string('color must be a string'), v.maxLength(50, 'color must be at most 50 characters')));
 
+/** The object-level message: a missing required key names the key; anything else is not a JSON object. */
+const bodyMessage = (issue: v.BaseIssue<unknown>) =>
+  issue.path?.length ? `${issue.path.map((p) => String(p.key)).join('.')} is required` : 'the body must be a JSON object';
+
 export const createSegmentBody = v.object({
   name,
   type: v.picklist(['static', 'dynamic'], 'type must be "static" or "dynamic"'),
@@ -13,7 +17,7 @@ export const createSegmentBody = v.object({
   color: v.optional(color),
   rules: v.optional(v.unknown()),
   autoRefreshInterval: v.optional(v.unknown()),
-}, 'the body must be a JSON object');
+}, bodyMessage);
 
 export const updateSegmentBody = v.object({
   name: v.optional(name),
@@ -27,7 +31,7 @@ export const updateSegmentBody = v.object({
 export const previewBody = v.object({
   rules: v.unknown(),
   limit: v.optional(v.pipe(v.number('limit must be a number'), v.integer('limit must be a whole number'), v.minValue(1, 'limit must be 1-100'), v.maxValue(100, 'limit must be 1-100'))),
-}, 'the body must be a JSON object');
+}, bodyMessage);
 
 const wholeNumber = (field: string, min: number, max: number) =>
   v.pipe(
@@ -56,7 +60,7 @@ export const membersBody = v.strictObject({
   contactIds: v.optional(contactIds),
   search: v.optional(v.pipe(v.string('search must be a string'), v.trim(), v.minLength(1, 'search must be 1-200 characters, not empty'), v.maxLength(200, 'search must be 1-200 characters'))),
   filters: v.optional(v.unknown()),
-}, (issue) => (issue.expected === 'never' ? `unknown field (allowed: action, contactIds, search, filters)` : 'the body must be a JSON object'));
+}, (issue) => (issue.expected === 'never' ? `unknown field (allowed: action, contactIds, search, filters)` : bodyMessage(issue)));
 
 export const addContactsBody = v.object({
   contactIds: v.optional(contactIds),

@@ -61,11 +61,14 @@ export async function loadSegment(bid: string, id: unknown): Promise<SegmentReco
   return record;
 }
 
-/** Rules of a dynamic segment: present and valid, else a rule error. */
-function checkDynamicRules(rules: unknown): 'filters' | 'legacy' {
+/**
+ * Rules of a dynamic segment: present and valid, else a rule error. Returns what is stored: v3 rules with
+ * their filters in snake_case, legacy rules exactly as given.
+ */
+function checkDynamicRules(rules: unknown): { format: 'filters' | 'legacy'; rules: unknown } {
   const parsed = parseRules(rules);
   if (!parsed.ok) throw ruleInvalid(parsed.error);
-  return parsed.format;
+  return { format: parsed.format, rules: parsed.format === 'filters' ? { version: 3, filters: parsed.filters } : rules };
 }
 
 const V3_ON_STATIC = ruleError('v3 rules ({ version: 3, filters }) are only for dynamic segments; a static segment holds the contacts you add to it. Remove the rules or create the segment with type "dynamic"');
@@ -82,8 +85,7 @@ export async function createSegment(bid: string, input: CreateInput): Promise<Se
   let rules: unknown = null;
   let rulesFormat: SegmentRecord['rulesFormat'] = null;
   if (input.type === 'dynamic') {
-    rulesFormat = checkDynamicRules(input.rules);
-    rules = input.rules;
+    ({ format: rulesFormat, rules } = checkDynamicRules(input.rules));
   } else if (isV3Shape(input.rules)) {
     throw ruleInvalid(V3_ON_STATIC);
   } // legacy, null or empty rules on a static segment are ignored
@@ -153,8 +155,7 @@ export async function updateSegment(bid: string, record: SegmentRecord, input: U
   if (input.color !== undefined) changes.color = input.color;
   if ('rules' in input && input.rules !== undefined) {
     if (record.segmentType === 'dynamic') {
-      changes.rulesFormat = checkDynamicRules(input.rules);
-      changes.rules = input.rules;
+      ({ format: changes.rulesFormat, rules: changes.rules } = checkDynamicRules(input.rules));
     } else if (isV3Shape(input.rules)) {
       throw ruleInvalid(V3_ON_STATIC);
     }

@@ -5,8 +5,8 @@
  * - a header media id must be readable by the sending phone number → 400 `MEDIA_PERMISSION_DENIED` with a hint;
  * - quick-reply payloads: the request's payload only with `allowButtonIdOverride`, else the template's configured
  *   button id, else `btn_{index}_{templateName}`.
- * The shortcut's default language is `es_MX`; when the template exists only in another language and the caller
- * named none, that language is used. The full form is sent as asked (the upstream answers 132000 when wrong).
+ * The shortcut's language is `es_MX` unless the request names one (`language`, a service extension); the full
+ * form is sent as asked. A name or language the upstream does not know is answered 132000 by the upstream.
  */
 import { ApiError } from '#shared/http/errors.ts';
 import type { UpstreamTemplate } from '#shared/upstream/client.ts';
@@ -53,14 +53,11 @@ export async function prepareTemplate(business: { phoneNumberId: string; wabaId?
   const template: TemplateObject = shortcut
     ? fromShortcut(req)
     : { name: req.template.name, language: req.template.language, components: req.template.components ?? [] };
-  const explicitLanguage = !shortcut || req.language !== undefined;
 
+  // The contract: the shortcut's language defaults to es_MX. A template approved only in another language is
+  // not silently swapped in: the upstream answers 132000 (template_not_found, with the language tried).
   const named = business.wabaId ? await templatesNamed(business.wabaId, template.name) : undefined;
-  let approved: UpstreamTemplate | undefined = named?.find((t) => t.language === template.language.code);
-  if (!approved && named?.length && !explicitLanguage) {
-    approved = named[0];
-    template.language = { code: approved.language };
-  }
+  const approved: UpstreamTemplate | undefined = named?.find((t) => t.language === template.language.code);
 
   let headerType: string | undefined;
   if (approved) {

@@ -8,7 +8,19 @@ import type { BenchFigure, BenchOptions } from './types.ts';
 
 interface CallStats {
   calls: number;
-  ms: number;
+  /** [start, end] of every DynamoDB and upstream call; parallel calls overlap, so their time is the union. */
+  spans: [number, number][];
+}
+
+const unionMs = (spans: [number, number][]) => {
+  let total = 0;
+  let end = -Infinity;
+  for (const [a, b] of [...spans].sort((x, y) => x[0] - y[0])) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total;
 }
 
 export async function run({ quick, dynamodbEndpoint }: BenchOptions): Promise<BenchFigure[]> {
@@ -27,7 +39,7 @@ export async function run({ quick, dynamodbEndpoint }: BenchOptions): Promise<Be
       } finally {
         if (current) {
           current.calls++;
-          current.ms += performance.now() - t;
+          current.spans.push([t, performance.now()]);
         }
       }
     },
@@ -39,10 +51,11 @@ export async function run({ quick, dynamodbEndpoint }: BenchOptions): Promise<Be
     const url = String(input?.url ?? input);
     if (!current || !url.startsWith(stack.sandboxUrl)) return realFetch(input, init);
     const t = performance.now();
+    const stats = current;
     try {
       return await realFetch(input, init);
     } finally {
-      current.ms += performance.now() - t;
+      stats.spans.push([t, performance.now()]);
     }
   }) as typeof fetch;
 
@@ -74,11 +87,11 @@ export async function run({ quick, dynamodbEndpoint }: BenchOptions): Promise<Be
     const storeTimes: number[] = [];
     const counts: number[] = [];
     for (let i = 0; i < n; i++) {
-      current = { calls: 0, ms: 0 };
+      current = { calls: 0, spans: [] };
       const t = performance.now();
       await fn();
       latencies.push(performance.now() - t);
-      storeTimes.push(current.ms);
+      storeTimes.push(unionMs(current.spans));
       counts.push(current.calls);
       current = undefined;
     }

@@ -10,7 +10,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpus, totalmem } from 'node:os';
 import { createServer } from 'node:net';
-import type { BenchFigure, BenchModule } from './types.ts';
+import { spawn } from 'node:child_process';
+import type { BenchFigure } from './types.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -49,12 +50,27 @@ const modules = readdirSync(here)
 const figures: (BenchFigure & { module: string; ratio?: number; pass?: boolean })[] = [];
 const failures: string[] = [];
 const started = Date.now();
+/** One module in its own process (own configuration, own module state), sharing the DynamoDB Local on its own table. */
+const runModule = (name: string) =>
+  new Promise<BenchFigure[]>((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'run-one.ts'), name, quick ? 'quick' : 'full'], {
+      env: { ...process.env, TABLE_NAME: `wa-crm-bench-${name}`, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
+      if (line) resolve(JSON.parse(line.slice('BENCH_RESULT '.length)));
+      else reject(new Error(`exited with ${code}\n${out.slice(-3000)}`));
+    });
+  });
+
 for (const file of modules) {
   const name = file.replace('.bench.ts', '');
   process.stdout.write(`running ${name}${quick ? ' (quick)' : ''}...\n`);
   try {
-    const mod = (await import(join(here, file))) as BenchModule;
-    for (const f of await mod.run({ quick, dynamodbEndpoint: dynamo.endpoint })) {
+    for (const f of await runModule(name)) {
       const ratio = f.baseline ? f.value / f.baseline : undefined;
       let pass: boolean | undefined;
       if (ratio !== undefined && f.target?.maxRatio !== undefined) pass = ratio <= f.target.maxRatio;

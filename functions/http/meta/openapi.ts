@@ -14,7 +14,9 @@ const documentOnce = () =>
     .catch(async () => {
       // Local and test runs build it from the handler modules (loaded lazily, so a deployed cold start never pays for it).
       const { buildOpenApi, loadSpecs } = await import('#shared/openapi/document.ts');
-      return buildOpenApi(await loadSpecs((handler) => import(`../../${handler}.ts`)));
+      // A computed specifier, so that bundlers leave it alone (a template literal would pull every handler into this bundle).
+      const moduleUrl = (handler: string) => new URL(`../../${handler}.ts`, import.meta.url).href;
+      return buildOpenApi(await loadSpecs((handler) => import(moduleUrl(handler))));
     }));
 
 export const { handler, spec } = endpoint(

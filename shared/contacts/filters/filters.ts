@@ -1,7 +1,8 @@
 /**
  * The v3 front end: the contact advanced-search filters (snake_case keys), used by v3 segment rules,
  * member selection and `GET /contacts/v1?filters=`. Validation is strict: an unknown key at any level,
- * an empty value, list or object, or a filter without conditions is an error.
+ * an empty value, list or object, or a filter without conditions is an error. Keys are stored in snake_case;
+ * the camelCase spelling of a known key (`funnelStageId`, `lastContactAt`, `withinDays`...) is renamed.
  *
  * Grammar (every key optional, at least one present, all present keys must hold — AND):
  *   phone, name, email      string (= contains) or { contains?: string, equals?: string } (≥1 key)
@@ -53,13 +54,44 @@ const MAX_TEXT = 200;
 const MAX_LIST = 500;
 const MAX_DAYS = 36_500;
 
-/** Validates filters strictly; `path` prefixes messages (e.g. `rules.filters`). */
-export function validateFilters(input: unknown, opts: { allowSegmentId: boolean; path?: string }): ValidationResult<Filters> {
+/** camelCase spellings of filter keys; filters are stored in snake_case, so these are renamed on the way in. */
+const KEY_ALIASES: Record<string, string> = {
+  funnelStageId: 'funnel_stage_id', createdAt: 'created_at', lastContactAt: 'last_contact_at', customFields: 'custom_fields',
+  assignedAgentId: 'assigned_agent_id', optedOut: 'opted_out', segmentId: 'segment_id',
+};
+const DATE_KEY_ALIASES: Record<string, string> = { withinDays: 'within_days', olderThanDays: 'older_than_days' };
+
+/** A copy of `x` with aliased keys renamed (one level); a key given in both spellings is an error. */
+function renameKeys(x: Record<string, unknown>, aliases: Record<string, string>, where: string, errors: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(x)) {
+    const name = aliases[k] ?? k;
+    if (name in out) errors.push(`${where}.${name}: given twice (as ${name} and its camelCase spelling); keep one`);
+    out[name] = v;
+  }
+  return out;
+}
+
+/** Filters with their keys in snake_case (camelCase spellings of known keys renamed; custom field names untouched). */
+function toSnakeCase(input: Record<string, unknown>, base: string, errors: string[]): Record<string, unknown> {
+  const out = renameKeys(input, KEY_ALIASES, base, errors);
+  for (const key of ['created_at', 'last_contact_at']) {
+    if (isObject(out[key])) out[key] = renameKeys(out[key] as Record<string, unknown>, DATE_KEY_ALIASES, `${base}.${key}`, errors);
+  }
+  return out;
+}
+
+/**
+ * Validates filters strictly; `path` prefixes messages (e.g. `rules.filters`). The value returned is in
+ * snake_case (the stored form), whichever spelling of the known keys was sent.
+ */
+export function validateFilters(raw: unknown, opts: { allowSegmentId: boolean; path?: string }): ValidationResult<Filters> {
   const base = opts.path ?? 'filters';
   const errors: string[] = [];
   const err = (where: string, msg: string) => errors.push(`${where}: ${msg}`);
 
-  if (!isObject(input)) return { ok: false, errors: [`${base}: must be an object of filters`] };
+  if (!isObject(raw)) return { ok: false, errors: [`${base}: must be an object of filters`] };
+  const input = toSnakeCase(raw, base, errors);
   const entries = Object.entries(input);
   if (entries.length === 0) return { ok: false, errors: [`${base}: is empty; give at least one filter condition`] };
 

@@ -104,11 +104,15 @@ describe('contacts CRUD', () => {
     expect((await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550129' } })).status).toBe(201);
   });
 
-  it('answers 404 for unknown, malformed and foreign ids', async () => {
+  it('answers 404 for unknown and malformed ids, 403 forbidden for another account\'s', async () => {
     const t = await newTenant();
     const other = await newTenant();
     const c = (await invoke('POST /contacts/v1', { apiKey: other.apiKey, body: { phone_number: '+14155550130' } })).body.contact;
-    for (const id of [c.id, 'not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
+    // The contract's Authentication section: 403 when "the resource belongs to another account".
+    const foreign = await invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: c.id } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toEqual({ error: 'forbidden', message: expect.any(String) });
+    for (const id of ['not-a-uuid', '00000000-0000-4000-8000-000000000000']) {
       const res = await invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id } });
       expect(res.status).toBe(404);
       expect(res.body.error).toBe('not_found');

@@ -86,11 +86,15 @@ describe('funnel stages', () => {
     expect(bad.body.details.color).toEqual([expect.any(String)]);
   });
 
-  it('answers 404 not_found for unknown, malformed and foreign stage ids', async () => {
+  it('answers 404 not_found for unknown and malformed stage ids, 403 forbidden for another account\'s', async () => {
     const t = await newTenant();
     const other = await newTenant();
     const foreign = (await create(other.apiKey, { name: 'theirs' })).body.stage.id;
-    for (const id of [foreign, 'nope', '00000000-0000-4000-8000-000000000000']) {
+    // The contract's Authentication section: 403 when "the resource belongs to another account".
+    expect((await invoke('GET /funnel/v1/stages/{id}', { apiKey: t.apiKey, params: { id: foreign } })).body.error).toBe('forbidden');
+    expect((await invoke('PATCH /funnel/v1/stages/{id}', { apiKey: t.apiKey, params: { id: foreign }, body: { name: 'x' } })).status).toBe(403);
+    expect((await invoke('DELETE /funnel/v1/stages/{id}', { apiKey: t.apiKey, params: { id: foreign } })).status).toBe(403);
+    for (const id of ['nope', '00000000-0000-4000-8000-000000000000']) {
       expect((await invoke('GET /funnel/v1/stages/{id}', { apiKey: t.apiKey, params: { id } })).body.error).toBe('not_found');
       expect((await invoke('PATCH /funnel/v1/stages/{id}', { apiKey: t.apiKey, params: { id }, body: { name: 'x' } })).status).toBe(404);
       expect((await invoke('DELETE /funnel/v1/stages/{id}', { apiKey: t.apiKey, params: { id } })).status).toBe(404);

@@ -113,7 +113,7 @@ describe('delivery statuses', () => {
   const sentMessage = async () => {
     const t = await h.newTenant();
     const to = randomPhone();
-    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' });
+    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world', language: 'en_US' });
     expect(res.status).toBe(200);
     return { t, id: res.body.data.id as string, wamid: res.body.messages[0].wamid as string };
   };

@@ -57,7 +57,7 @@ describe('POST /messages/v1: successful sends', () => {
   it('gives concurrent first sends to a new number one contact and one conversation', async () => {
     const t = await h.newTenant();
     const to = randomPhone();
-    const results = await Promise.all([1, 2, 3].map(() => h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' })));
+    const results = await Promise.all([1, 2, 3].map(() => h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world', language: 'en_US' })));
     expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(new Set(results.map((r) => r.body.data.conversationId)).size).toBe(1);
     expect((await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations).toHaveLength(1);
@@ -124,7 +124,7 @@ describe('POST /messages/v1: upstream delivery failures', () => {
   ])('maps recipient code %s to %s (templates too)', async (code, error) => {
     const t = await h.newTenant();
     const to = `+52155${code}`.padEnd(8, '0').slice(0, 6) + '00' + code;
-    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' });
+    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world', language: 'en_US' });
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ error, code, action_required: expect.any(String), instructions: expect.any(String), data: { status: 'failed' } });
   });
@@ -252,11 +252,12 @@ describe('POST /messages/v1: templates', () => {
     });
   });
 
-  it('uses the only language of a template when the shortcut names none (hello_world is en_US)', async () => {
+  it('keeps the shortcut default es_MX even when the template exists only in another language (hello_world is en_US): 132000', async () => {
     const t = await h.newTenant();
     const to = randomPhone();
-    expect((await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' })).status).toBe(200);
-    expect((await h.sent(to)).at(-1).template.language.code).toBe('en_US');
+    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'template_not_found', code: '132000', details: { template_name: 'hello_world', language: 'es_MX' }, data: { status: 'failed' } });
   });
 
   it.each([
@@ -404,7 +405,7 @@ describe('conversation assignment', () => {
     expect(created.status).toBe(201);
 
     // Act
-    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world' });
+    const res = await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world', language: 'en_US' });
 
     // Assess
     expect(res.status).toBe(200);

@@ -1,0 +1,16 @@
+/**
+ * Runs one benchmark module in a process of its own (so modules never share loaded configuration or
+ * module state) and prints its figures as one JSON line after BENCH_RESULT. Called by run.ts.
+ */
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BenchModule } from './types.ts';
+
+const [name, quickFlag] = process.argv.slice(2);
+const here = dirname(fileURLToPath(import.meta.url));
+const { ensureTable } = await import('../../infra/local/dynamo.ts');
+await ensureTable(process.env.DYNAMODB_ENDPOINT!, process.env.TABLE_NAME!);
+const mod = (await import(join(here, `${name}.bench.ts`))) as BenchModule;
+const figures = await mod.run({ quick: quickFlag === 'quick', dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT! });
+process.stdout.write(`\nBENCH_RESULT ${JSON.stringify(figures)}\n`);
+process.exit(0);
