@@ -23,7 +23,9 @@ export const uploadTooLarge = (type: MediaType, size: number) =>
     suggestion:
       type === 'document'
         ? 'Split or compress the document'
-        : 'Compress the file, or send it by link with autoConvert: true to let the service compress it or send it as a document',
+        : type === 'sticker'
+          ? 'Reduce the sticker to at most 500 KB (a 512x512 WebP is recommended)'
+          : 'Compress the file, or send it by link with autoConvert: true to let the service compress it or send it as a document',
     limits: LIMITS_AS_STRINGS,
     max_bytes: MEDIA_RULES[type].maxBytes,
   });

@@ -111,7 +111,7 @@ async function storeQueued(draft: OutboundDraft): Promise<Outcome> {
     status: 202,
     body: {
       messaging_product: 'whatsapp',
-      contacts: [{ input: draft.to, wa_id: draft.to.replace(/\D/g, '') }],
+      contacts: [{ input: draft.input ?? draft.to, wa_id: draft.to.replace(/\D/g, '') }],
       messages: [{ id: draft.id, wamid: null }],
       data: {
         id: draft.id,

@@ -94,7 +94,17 @@ export async function processMediaSend(businessId: string, phoneNumberId: string
           `audio of ${formatBytes(originalSize)} (${Math.round(seconds)} s) would still be about ${formatBytes(mp3SizeAt64k(seconds))} as MP3 64 kbps mono, over the 16 MB audio limit`,
         );
       }
-      const mp3 = await toMp3Mono64k(bytes);
+      let mp3: Buffer;
+      try {
+        mp3 = await toMp3Mono64k(bytes);
+      } catch (err) {
+        if (!(err instanceof ConversionError)) throw err;
+        // Not audio ffmpeg can compress: still over the limit, so it goes as a document (the autoConvert table).
+        return documentFromDownload(
+          businessId, phoneNumberId, req, bytes, detected,
+          `file of ${formatBytes(originalSize)} is over the 16 MB audio limit and cannot be compressed as audio; sent unchanged as a document`,
+        );
+      }
       if (mp3.length <= rule.maxBytes) return await upload(businessId, phoneNumberId, req, type, mp3, MIME.mp3, 'converted_to_mp3');
       return documentFromDownload(
         businessId, phoneNumberId, req, bytes, detected,

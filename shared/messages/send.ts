@@ -58,6 +58,8 @@ export interface OutboundDraft {
   conversation: Conversation;
   contactId: string;
   to: string;
+  /** The recipient exactly as the request wrote it (the Send result's `contacts[].input`). */
+  input?: string;
   messageType: string;
   payload: UpstreamPayload;
   metadata?: Record<string, unknown>;
@@ -107,6 +109,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
     conversation,
     contactId: contact.id,
     to: req.to,
+    ...(typeof (request as { to?: unknown }).to === 'string' ? { input: (request as { to: string }).to } : {}),
     messageType: req.type,
     payload,
     sentBy: options.sentBy ?? 'api',
@@ -168,7 +171,7 @@ export async function dispatchOutbound(draft: OutboundDraft, recover?: (err: Ups
 
   const body: SendResult = {
     messaging_product: 'whatsapp',
-    contacts: [{ input: draft.to, wa_id: result.waId || draft.to.replace(/\D/g, '') }],
+    contacts: [{ input: draft.input ?? draft.to, wa_id: result.waId || draft.to.replace(/\D/g, '') }],
     messages: [{ id: message.id, wamid: result.wamid }],
     data: {
       id: message.id,

@@ -58,6 +58,9 @@ describe('funnel stages', () => {
     expect(got.body).toEqual({ stage: { ...first.body.stage, position: 1, updated_at: expect.any(String) } });
     expect(list.status).toBe(200);
     expect(list.body.stages.map((s: any) => [s.name, s.position])).toEqual([['Qualified', 0], ['Lead', 1], ['Won', 2]]);
+    const past = await t.call('POST', '/funnel/v1/stages', { name: 'Lost', position: 99 });
+    expect(past.status).toBe(201);
+    expect(past.body.stage.position).toBe(3);
   });
 
   it('validates name 1-100 and color #RRGGBB with details per field', async () => {

@@ -22,6 +22,8 @@ beforeAll(async () => {
   m = await startMessagingStack();
   served['/big-clip.mp4'] = Buffer.concat([await smallMp4(), Buffer.alloc(17 * MB)]);
   served['/garbage.jpg'] = Buffer.alloc(6 * MB, 7);
+  served['/garbage.mp3'] = Buffer.alloc(17 * MB, 7);
+  served['/big.webp'] = Buffer.alloc(600 * 1024, 3);
   // A file server that answers GET only (HEAD gets 405), like many simple test servers.
   files = http.createServer((req, res) => {
     const path = new URL(req.url!, 'http://x').pathname;
@@ -69,6 +71,17 @@ describe('Send a message: Send result and common fields', () => {
     }
   });
 
+  it('contacts[].input is the recipient as sent; wa_id is digits only', async () => {
+    // Prepare
+    const { to, send } = await chat();
+    const spaced = `${to.slice(0, 3)} ${to.slice(3, 6)} ${to.slice(6)}`;
+    // Act
+    const res = await send({ to: spaced, content: 'hola' });
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body.contacts).toEqual([{ input: spaced, wa_id: to.slice(1) }]);
+  });
+
   it('names a missing required field in details', async () => {
     // Prepare
     const t = await m.tenant();
@@ -79,6 +92,23 @@ describe('Send a message: Send result and common fields', () => {
     expect(noTo.status).toBe(400);
     expect(noTo.body).toMatchObject({ error: 'validation_error', details: { to: ['to is required'] } });
     expect(noImage.body).toMatchObject({ error: 'validation_error', details: { image: ['image is required'] } });
+  });
+
+  it('ai: pause for pauseDuration minutes (default 5), disable turns the AI off in the conversation', async () => {
+    // Prepare
+    const { t, send } = await chat();
+    const pausedFor = async (res: { body: any }) => {
+      const c = (await t.call('GET', `/conversations/v1/${res.body.data.conversationId}`)).body.conversation;
+      return { minutes: Math.round((Date.parse(c.aiPausedUntil) - Date.parse(res.body.data.createdAt)) / 60_000), enabled: c.aiEnabled };
+    };
+    // Act
+    const byDefault = await pausedFor(await send({ content: 'x', ai: { pause: true } }));
+    const ten = await pausedFor(await send({ content: 'x', ai: { pause: true, pauseDuration: 10 } }));
+    const disabled = await pausedFor(await send({ content: 'x', ai: { disable: true } }));
+    // Assess
+    expect(byDefault.minutes).toBe(5);
+    expect(ten.minutes).toBe(10);
+    expect(disabled.enabled).toBe(false);
   });
 
   it('ai.pauseDuration: 1440 accepted, 1441 refused', async () => {
@@ -124,6 +154,24 @@ describe('Location and reaction', () => {
     expect(byId.body.data.messageType).toBe('reaction');
     expect(closed.status).toBe(400);
     expect(closed.body).toMatchObject({ error: 'message_delivery_failed', code: '131047', data: { id: expect.stringMatching(UUID), status: 'failed' } });
+  });
+
+  it('reacts only to messages of the last 30 days', async () => {
+    // Prepare: two customer messages, 29 and 31 days old, then a fresh one that opens the window.
+    const t = await m.tenant();
+    const to = randomPhone();
+    const day = 24 * 3600 * 1000;
+    const recent = await t.inbound(to, 'hace 29 días', { timestamp: new Date(Date.now() - 29 * day).toISOString() });
+    const old = await t.inbound(to, 'hace 31 días', { timestamp: new Date(Date.now() - 31 * day).toISOString() });
+    await t.inbound(to, 'hoy');
+    const react = (wamid: string) => t.call('POST', '/messages/v1', { to, type: 'reaction', reaction: { message_id: wamid, emoji: '❤️' } });
+    // Act
+    const ok = await react(recent.wamid);
+    const tooOld = await react(old.wamid);
+    // Assess
+    expect(ok.status).toBe(200);
+    expect(tooOld.status).toBe(400);
+    expect(tooOld.body.message).toEqual(expect.stringContaining('30 days'));
   });
 });
 
@@ -279,7 +327,7 @@ describe('Media', () => {
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.message).toEqual(expect.stringContaining('image/jpeg, image/png, image/webp'));
     expect(tooLarge.status).toBe(413);
-    expect(tooLarge.body.message).toEqual(expect.stringContaining('500 KB'));
+    expect(tooLarge.body).toMatchObject({ error: 'media_too_large', message: expect.stringContaining('500 KB'), suggestion: expect.not.stringContaining('autoConvert') });
     expect(noType.status).toBe(400);
     expect(noTypeBody).toMatchObject({ error: 'validation_error', details: { type: [expect.stringContaining('is required')] } });
   });
@@ -297,18 +345,31 @@ describe('Media', () => {
     expect(converted.body.data).toMatchObject({ messageType: 'document', metadata: { originalType: 'video', wasConverted: true, reason: expect.any(String) } });
   });
 
-  it('an oversize "image" that cannot be compressed is 413 without autoConvert and a document with it', async () => {
+  it.each([
+    ['image', '/garbage.jpg'],
+    ['audio', '/garbage.mp3'],
+  ])('an oversize %s that cannot be compressed is 413 without autoConvert and a document with it', async (type, path) => {
     // Prepare
     const { send } = await chat();
     // Act
-    const refused = await send({ type: 'image', image: { link: `${filesUrl}/garbage.jpg` } });
-    const converted = await send({ type: 'image', image: { link: `${filesUrl}/garbage.jpg` }, autoConvert: true });
+    const refused = await send({ type, [type]: { link: `${filesUrl}${path}` } });
+    const converted = await send({ type, [type]: { link: `${filesUrl}${path}` }, autoConvert: true });
     // Assess
     expect(refused.status).toBe(413);
     expect(refused.body).toMatchObject({ error: 'media_too_large', limits: LIMITS });
     expect(converted.status).toBe(200);
-    expect(converted.body.data).toMatchObject({ messageType: 'document', metadata: { originalType: 'image', wasConverted: true } });
+    expect(converted.body.data).toMatchObject({ messageType: 'document', metadata: { originalType: type, wasConverted: true, reason: expect.any(String) } });
   }, 60_000);
+
+  it('a sticker over 500 KB is 413 even with autoConvert (the autoConvert table has no sticker row)', async () => {
+    // Prepare
+    const { send } = await chat();
+    // Act
+    const res = await send({ type: 'sticker', sticker: { link: `${filesUrl}/big.webp` }, autoConvert: true });
+    // Assess
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ error: 'media_too_large', message: expect.stringContaining('500 KB'), suggestion: expect.not.stringContaining('autoConvert'), limits: LIMITS });
+  });
 
   it('measures a link whose server does not answer HEAD (413 for an oversize video)', async () => {
     // Prepare
