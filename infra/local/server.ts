@@ -10,6 +10,12 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { routes, type Route } from '#functions/routes.ts';
 
 export const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
+/**
+ * The multipart upload is the one place the local stack is more generous than Lambda's 6 MB payload: locally a file
+ * up to its type's maximum (documents: 100 MB) reaches the handler, which answers with the contract's per-type checks.
+ * In AWS larger files take the presigned path (POST /media/v1/uploads).
+ */
+export const MAX_LOCAL_UPLOAD_BYTES = 101 * 1024 * 1024;
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -137,12 +143,12 @@ const send = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 };
 
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+async function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += chunk.length;
-    if (size > MAX_PAYLOAD_BYTES) return undefined;
+    if (size > max) return undefined;
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -159,9 +165,10 @@ export async function handle(req: IncomingMessage, res: ServerResponse): Promise
     req.resume();
     return send(res, 405, { error: 'method_not_allowed', message: `Allowed methods: ${match.allowed.join(', ')}` }, { allow: match.allowed.join(', ') });
   }
-  const body = await readBody(req);
+  const max = match.route.handler === 'http/media/upload' ? MAX_LOCAL_UPLOAD_BYTES : MAX_PAYLOAD_BYTES;
+  const body = await readBody(req, max);
   if (body === undefined) {
-    return send(res, 413, { error: 'payload_too_large', message: `Request bodies are limited to ${MAX_PAYLOAD_BYTES} bytes; upload large media with POST /media/v1/uploads` });
+    return send(res, 413, { error: 'payload_too_large', message: `Request bodies are limited to ${max} bytes; upload large media with POST /media/v1/uploads` });
   }
   const handler = await loadHandler(match.route.handler);
   const out = await handler(toEvent(req, body, match), context(match.route));

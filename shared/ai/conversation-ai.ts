@@ -3,6 +3,7 @@
  * `aiEnabled` (default true), `aiMode` (default `auto`) and `aiPausedUntil` (ISO 8601 or null).
  * Only these attributes are read or written here, always on an existing conversation of the business.
  */
+import { missingRecord } from '#shared/auth/ownership.ts';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
@@ -53,7 +54,7 @@ async function setFields(businessId: string, conversationId: string, fields: Par
     return fromItem(Attributes ?? {});
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) {
-      if (!condition) throw conversationNotFound();
+      if (!condition) throw await missingRecord('conversation', conversationId, businessId, conversationNotFound());
       return undefined;
     }
     throw err;
@@ -74,7 +75,7 @@ export const pauseConversationAi = (businessId: string, conversationId: string, 
  */
 export async function extendConversationAiPause(businessId: string, conversationId: string, until: string): Promise<void> {
   const exists = await getConversationAi(businessId, conversationId);
-  if (!exists) throw conversationNotFound();
+  if (!exists) throw await missingRecord('conversation', conversationId, businessId, conversationNotFound());
   await setFields(businessId, conversationId, { aiPausedUntil: until }, {
     expression: 'attribute_not_exists(aiPausedUntil) OR attribute_type(aiPausedUntil, :nullType) OR aiPausedUntil < :aiPausedUntil',
     values: { ':nullType': 'NULL' },

@@ -6,6 +6,7 @@
  * copied from the contact at creation; the agent's `assigned_conversations` counter moves in the same
  * transaction) and the AI settings the AI area reads and writes (`aiEnabled`, `aiMode`, `aiPausedUntil`).
  */
+import { ownerPut } from '#shared/auth/ownership.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
@@ -119,6 +120,7 @@ export async function findOrCreateConversation(businessId: string, contact: Cont
           Item: { ...keys.conversation(businessId, conversation.id), ...keys.conversationByRecency(businessId, now, conversation.id), type: 'conversation', ...conversation },
         },
       },
+      ownerPut('conversation', conversation.id, businessId),
     ];
     const events: DomainEvent[] = [
       newEvent(businessId, 'conversation.created', {

@@ -6,7 +6,7 @@
  */
 import { ApiError } from '#shared/http/errors.ts';
 import { commit } from '#shared/events/outbox.ts';
-import { messagePut, type Message } from '#shared/messages/repository.ts';
+import { messageOwnerPut, messagePut, type Message } from '#shared/messages/repository.ts';
 import type { OutboundDraft } from '#shared/messages/send.ts';
 import type { Outcome } from '#shared/messages/idempotency.ts';
 import { UpstreamError } from '#shared/upstream/client.ts';
@@ -104,7 +104,7 @@ async function storeQueued(draft: OutboundDraft): Promise<Outcome> {
     updatedAt: now,
   };
   // Only if the worker has not finished it meanwhile.
-  await commit([messagePut(message, 'attribute_not_exists(pk)')]).catch((err) => {
+  await commit([messagePut(message, 'attribute_not_exists(pk)'), messageOwnerPut(message)]).catch((err) => {
     if ((err as Error).name !== 'TransactionCanceledException') throw err;
   });
   return {

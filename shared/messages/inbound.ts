@@ -11,7 +11,7 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { findOrCreateContactByPhone, recordContactActivity } from '#shared/contacts/repository.ts';
 import { conversationTouch, findOrCreateConversation } from '#shared/conversations/repository.ts';
 import { logger } from '#shared/log/logger.ts';
-import { findByWamid, messagePut, wamidPut, type Message } from './repository.ts';
+import { findByWamid, messageOwnerPut, messagePut, wamidPut, type Message } from './repository.ts';
 
 export interface InboundOutcome {
   stored: boolean;
@@ -66,7 +66,7 @@ export async function recordInbound(businessId: string, value: Record<string, an
   };
   try {
     await commitWithRetry(
-      [wamidPut(wamid, businessId, stored.id), messagePut(stored), conversationTouch(conversation, { at, direction: 'inbound' })],
+      [wamidPut(wamid, businessId, stored.id), messagePut(stored), messageOwnerPut(stored), conversationTouch(conversation, { at, direction: 'inbound' })],
       [newEvent(businessId, 'message.received', { ...upstreamFormat, message_id: stored.id, conversation_id: conversation.id, contact_id: contact.id })],
     );
   } catch (err) {

@@ -3,6 +3,7 @@
  * global `WAMID#{wamid}` pointer so that upstream webhooks (which only know the wamid) find their message
  * and duplicate inbound deliveries are recognised.
  */
+import { ownerPut } from '#shared/auth/ownership.ts';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -57,6 +58,9 @@ export const messagePut = (m: Message, condition?: string): TransactItem => ({
     ...(condition ? { ConditionExpression: condition } : {}),
   },
 });
+
+/** Who owns a new message id (tells another account's id, 403, from an unknown one, 404). Idempotent. */
+export const messageOwnerPut = (m: Pick<Message, 'id' | 'businessId'>): TransactItem => ownerPut('message', m.id, m.businessId);
 
 /** The wamid pointer; the condition makes a second delivery of the same upstream message fail the transaction. */
 export const wamidPut = (wamid: string, businessId: string, messageId: string): TransactItem => ({

@@ -3,6 +3,7 @@
  * metadata. Success moves it to `sent` (with `retriedAt`); a failure that still holds keeps it `failed` and
  * answers 400 `retry_failed` with the upstream code and the action required.
  */
+import { missingRecord } from '#shared/auth/ownership.ts';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
 import { newEvent } from '#shared/events/outbox.ts';
@@ -25,7 +26,8 @@ export interface RetryResult {
 
 export async function retryMessage(businessId: string, id: string): Promise<RetryResult> {
   const message = await getMessage(businessId, id);
-  if (!message || message.direction !== 'outbound') throw notFound(`Message ${id} not found`);
+  if (!message) throw await missingRecord('message', id, businessId, notFound(`Message ${id} not found`));
+  if (message.direction !== 'outbound') throw notFound(`Message ${id} not found`);
   if (message.status !== 'failed') {
     throw badRequest('invalid_state', `Only failed messages can be retried; this message is ${message.status}`, { data: { id, status: message.status } });
   }

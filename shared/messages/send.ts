@@ -24,7 +24,7 @@ import { parseSendRequest, type SendRequest } from './schemas.ts';
 import { buildPayload, contentOf, type UpstreamPayload } from './payload.ts';
 import { resolveReactionTarget } from './reaction.ts';
 import { idempotent, type Outcome } from './idempotency.ts';
-import { messagePut, wamidPut, type Message, type SentBy } from './repository.ts';
+import { messageOwnerPut, messagePut, wamidPut, type Message, type SentBy } from './repository.ts';
 import { eventData } from './events.ts';
 import { pauseAfterHumanReply } from '#shared/ai/controls.ts';
 import { isMediaDraft, sendMediaMessage } from '#shared/media/outbound.ts';
@@ -225,6 +225,7 @@ async function storeSent(draft: OutboundDraft, wamid: string, waId: string): Pro
   await commitWithRetry(
     [
       messagePut(message),
+      messageOwnerPut(message),
       wamidPut(wamid, draft.businessId, message.id),
       conversationTouch(draft.conversation, {
         at: now,
@@ -249,7 +250,7 @@ async function storeFailed(draft: OutboundDraft, failure: ReturnType<typeof toDe
     error: { code: failure.code, error: failure.error, message: failure.message, ...(failure.details ? { details: failure.details } : {}) },
   };
   await commitWithRetry(
-    [messagePut(message), conversationTouch(draft.conversation, { at: now, direction: 'outbound' })],
+    [messagePut(message), messageOwnerPut(message), conversationTouch(draft.conversation, { at: now, direction: 'outbound' })],
     [newEvent(draft.businessId, 'message.failed', eventData(message, { sent_by: draft.sentBy, failed_at: now, error: message.error }))],
   );
   return message;

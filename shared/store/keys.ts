@@ -31,7 +31,7 @@
  * | outbox by ordering key (fan-out order);    | gsi1 OUTBOX#{shard} / {bid}#{orderingKey}#{createdAt}#{id}  |
  * |   every shard read whole by the sweep     |                                                            |
  * | owner of a webhook subscription id (403)  | pk WHID#{id}          sk WHID                              |
- * | owner of a contact or stage id (403)      | pk OWNER#{kind}#{id}  sk OWNER                             |
+ * | owner of a contact, stage, conversation or message id (403) | pk OWNER#{kind}#{id} sk OWNER                    |
  * | deliveries of a webhook, newest first     | gsi1 B#{bid}#WH#{id}#D / {createdAt}#{deliveryId}          |
  * | pending deliveries of one ordering lane   | pk B#{bid}#WH#{id}#LANE#{orderingKey} sk {createdAt}#{eventId} |
  * | AI settings (business-wide)               | pk B#{bid}            sk AI                                |
@@ -113,7 +113,7 @@ export const keys = {
   /** Global pointer id → business, so that another account's subscription answers 403, not 404. */
   webhookOwner: (webhookId: string): Key => ({ pk: `WHID#${webhookId}`, sk: 'WHID' }),
   /** Global pointer record id → business (contacts, funnel stages), so that another account's id answers 403, not 404. */
-  recordOwner: (kind: 'contact' | 'stage', id: string): Key => ({ pk: `OWNER#${kind}#${id.toLowerCase()}`, sk: 'OWNER' }),
+  recordOwner: (kind: 'contact' | 'stage' | 'conversation' | 'message', id: string): Key => ({ pk: `OWNER#${kind}#${id.toLowerCase()}`, sk: 'OWNER' }),
   delivery: (bid: string, webhookId: string, deliveryId: string): Key => ({
     pk: `${biz(bid)}#WH#${webhookId}`,
     sk: `D#${deliveryId}`,

@@ -2,6 +2,7 @@
 import { endpoint } from '#shared/http/endpoint.ts';
 import { idParams } from '#shared/http/schemas.ts';
 import { notFound } from '#shared/http/errors.ts';
+import { missingRecord } from '#shared/auth/ownership.ts';
 import { conversationView, getConversation } from '#shared/conversations/repository.ts';
 
 export const { handler, spec } = endpoint(
@@ -14,7 +15,7 @@ export const { handler, spec } = endpoint(
   },
   async ({ auth, params }) => {
     const conversation = await getConversation(auth.businessId, params.id);
-    if (!conversation) throw notFound('Conversation not found');
+    if (!conversation) throw await missingRecord('conversation', params.id, auth.businessId, notFound('Conversation not found'));
     return { status: 200, body: { conversation: conversationView(conversation) } };
   },
 );

@@ -1,4 +1,5 @@
 /** GET /conversations/v1/{id}/messages: the messages of a conversation, newest first, cursor-paginated. */
+import { missingRecord } from '#shared/auth/ownership.ts';
 import { endpoint } from '#shared/http/endpoint.ts';
 import { encodeCursor, idParams, pageQuery } from '#shared/http/schemas.ts';
 import { notFound, validationError } from '#shared/http/errors.ts';
@@ -17,7 +18,7 @@ export const { handler, spec } = endpoint(
     responses: { 200: '{ messages, next_cursor }', 400: 'validation_error (limit, cursor)', 404: 'not_found' },
   },
   async ({ auth, params, query }) => {
-    if (!(await getConversation(auth.businessId, params.id))) throw notFound('Conversation not found');
+    if (!(await getConversation(auth.businessId, params.id))) throw await missingRecord('conversation', params.id, auth.businessId, notFound('Conversation not found'));
     const start = ownCursor(query.cursor, { pk: keys.business(auth.businessId).pk, gsi1pk: keys.messagesOfConversationPk(auth.businessId, params.id) });
     const page = await listMessages(auth.businessId, params.id, query.limit, start);
     return { status: 200, body: { messages: page.messages.map(messageView), next_cursor: encodeCursor(page.lastKey) } };

@@ -2,6 +2,7 @@
 import { endpoint } from '#shared/http/endpoint.ts';
 import { idParams } from '#shared/http/schemas.ts';
 import { notFound } from '#shared/http/errors.ts';
+import { missingRecord } from '#shared/auth/ownership.ts';
 import { getMessage, messageView } from '#shared/messages/repository.ts';
 
 export const { handler, spec } = endpoint(
@@ -14,7 +15,7 @@ export const { handler, spec } = endpoint(
   },
   async ({ auth, params }) => {
     const message = await getMessage(auth.businessId, params.id);
-    if (!message) throw notFound('Message not found');
+    if (!message) throw await missingRecord('message', params.id, auth.businessId, notFound('Message not found'));
     return { status: 200, body: { message: messageView(message) } };
   },
 );

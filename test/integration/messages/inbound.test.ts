@@ -163,15 +163,15 @@ describe('delivery statuses', () => {
 });
 
 describe('conversation reads', () => {
-  it('answers 404 for another business\'s conversation and 400 for a forged cursor', async () => {
+  it('answers 403 for another business\'s conversation (the contract: it belongs to another account) and 400 for a forged cursor', async () => {
     const t = await h.newTenant();
     const other = await h.newTenant();
     const from = randomPhone();
     await h.inbound(other.phoneNumberId, from);
     await h.drain();
     const theirs = (await h.invoke('GET /conversations/v1', { apiKey: other.apiKey })).body.conversations[0];
-    expect((await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: theirs.id } })).status).toBe(404);
-    expect((await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: theirs.id } })).status).toBe(404);
+    expect((await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: theirs.id } })).status).toBe(403);
+    expect((await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: theirs.id } })).status).toBe(403);
 
     const forged = Buffer.from(JSON.stringify({ pk: `B#${other.businessId}`, sk: `CONV#${theirs.id}`, gsi1pk: `B#${other.businessId}#CONVS`, gsi1sk: 'z' })).toString('base64url');
     const res = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey, query: { cursor: forged } });

@@ -227,15 +227,18 @@ describe('POST /messages/v1/{id}/retry', () => {
     expect(again.body).toMatchObject({ error: 'invalid_state', message: expect.any(String) });
   });
 
-  it('answers 404 for an unknown id, another business\'s message and a non-UUID', async () => {
+  it('answers 404 for an unknown id and a non-UUID, 403 for another business\'s message', async () => {
     const t = await h.newTenant();
     const other = await h.newTenant();
     const theirs = await h.send(other.apiKey, { to: randomPhone(), content: 'x' });
-    for (const id of ['00000000-0000-4000-8000-000000000000', theirs.body.data.id, 'abc']) {
+    for (const id of ['00000000-0000-4000-8000-000000000000', 'abc']) {
       const res = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'not_found', message: expect.any(String) });
     }
+    const foreign = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id: theirs.body.data.id } });
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toEqual({ error: 'forbidden', message: expect.any(String) });
   });
 });
 
