@@ -46,6 +46,7 @@ export const routes: Route[] = [
   r('GET', '/conversations/v1', 'http/conversations/list', 'conversations:read'),
   r('GET', '/conversations/v1/{id}', 'http/conversations/get', 'conversations:read'),
   r('GET', '/conversations/v1/{id}/messages', 'http/conversations/messages', 'messages:read'),
+  r('POST', '/conversations/v1/{id}/close', 'http/conversations/close', 'conversations:write'),
 
   // AI control.
   r('PATCH', '/conversations/v1/{id}/ai', 'http/ai/conversation-toggle', 'conversations:write'),

@@ -22,7 +22,8 @@ export interface Conversation {
   businessId: string;
   contactId: string;
   phoneNumber: string;
-  status: 'open';
+  status: 'open' | 'closed';
+  closedAt?: string | null;
   assignedAgentId: string | null;
   aiEnabled: boolean;
   aiMode: string;
@@ -39,7 +40,8 @@ const toConversation = (item: Record<string, any>): Conversation => ({
   businessId: item.businessId,
   contactId: item.contactId,
   phoneNumber: item.phoneNumber,
-  status: 'open',
+  status: item.status === 'closed' ? 'closed' : 'open',
+  closedAt: item.closedAt ?? null,
   assignedAgentId: item.assignedAgentId ?? null,
   aiEnabled: item.aiEnabled !== false,
   aiMode: typeof item.aiMode === 'string' ? item.aiMode : 'auto',

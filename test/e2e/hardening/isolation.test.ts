@@ -103,6 +103,7 @@ const probes: Record<string, Probe[]> = {
   'GET /conversations/v1/{id}/messages': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/messages` }],
   'PATCH /conversations/v1/{id}/ai': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/ai`, body: () => ({ aiEnabled: false }) }],
   'POST /conversations/v1/{id}/ai/pause': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/ai/pause`, body: () => ({ duration: 60 }) }],
+  'POST /conversations/v1/{id}/close': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/close` }],
   'POST /agent/v1/pause': [{ kind: 'own', path: () => '/agent/v1/pause', body: () => ({ duration: 60 }) }],
   'POST /agent/pause': [{ kind: 'own', path: () => '/agent/pause', body: () => ({ duration: 60 }) }],
   'POST /agent/v1/toggle': [{ kind: 'own', path: () => '/agent/v1/toggle', body: () => ({ enabled: false }) }],

@@ -1,0 +1,67 @@
+/**
+ * Closing a conversation: it stops being the contact's open conversation (the next message opens a new one),
+ * its agent's `assigned_conversations` drops by one, and `conversation.closed` is emitted, all in one
+ * transaction. Closing a closed conversation changes nothing and emits nothing.
+ */
+import { missingRecord } from '#shared/auth/ownership.ts';
+import { commit, newEvent, type TransactItem } from '#shared/events/outbox.ts';
+import { notFound } from '#shared/http/errors.ts';
+import { table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
+import { getConversation, type Conversation } from './repository.ts';
+
+export async function closeConversation(businessId: string, id: string): Promise<Conversation> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const current = await getConversation(businessId, id);
+    if (!current) throw await missingRecord('conversation', id, businessId, notFound('Conversation not found'));
+    if (current.status === 'closed') return current;
+    const now = new Date().toISOString();
+    const items: TransactItem[] = [
+      {
+        Update: {
+          TableName: table(),
+          Key: keys.conversation(businessId, id),
+          UpdateExpression: 'SET #status = :closed, closedAt = :now, updatedAt = :now',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':closed': 'closed', ':open': 'open', ':now': now },
+        },
+      },
+      {
+        // Only if it still points here (it is replaced only once removed).
+        Delete: {
+          TableName: table(),
+          Key: keys.openConversationOfContact(businessId, current.contactId),
+          ConditionExpression: 'attribute_not_exists(pk) OR conversationId = :id',
+          ExpressionAttributeValues: { ':id': id },
+        },
+      },
+    ];
+    if (current.assignedAgentId) {
+      items.push({
+        Update: {
+          TableName: table(),
+          Key: keys.agent(businessId, current.assignedAgentId),
+          UpdateExpression: 'ADD assigned_conversations :minusOne',
+          ConditionExpression: 'attribute_exists(pk) AND assigned_conversations > :zero',
+          ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+        },
+      });
+    }
+    const event = newEvent(businessId, 'conversation.closed', {
+      conversation_id: id,
+      contact_id: current.contactId,
+      phone_number: current.phoneNumber,
+      assigned_agent_id: current.assignedAgentId,
+      closed_at: now,
+    });
+    try {
+      await commit(items, [event]);
+      return { ...current, status: 'closed', closedAt: now, updatedAt: now };
+    } catch (err) {
+      // A concurrent close, message or reassignment moved first: read again and decide again.
+      if ((err as Error)?.name !== 'TransactionCanceledException') throw err;
+    }
+  }
+  throw new Error(`could not close conversation ${id}`);
+}
