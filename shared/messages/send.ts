@@ -27,7 +27,7 @@ import { idempotent, type Outcome } from './idempotency.ts';
 import { messageOwnerPut, messagePut, wamidPut, type Message, type SentBy } from './repository.ts';
 import { eventData } from './events.ts';
 import { pauseAfterHumanReply } from '#shared/ai/controls.ts';
-import { isMediaDraft, sendMediaMessage } from '#shared/media/outbound.ts';
+import { isMediaType } from '#shared/media/formats.ts';
 
 export interface SendOptions {
   sentBy?: SentBy;
@@ -127,8 +127,11 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   // `queued` and return a 202 outcome; its worker completes it with `dispatchOutbound`).
   // `req.autoConvert` carries the caller's choice.
   // -----------------------------------------------------------------------------------------------------
-  if (isMediaDraft(draft)) return sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
-
+  if (isMediaType(draft.messageType)) {
+    // Loaded on first media send: text and template sends (and their cold starts) never pay for S3, probing and proxying.
+    const { sendMediaMessage } = await import('#shared/media/outbound.ts');
+    return sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
+  }
   return dispatchOutbound(draft);
 }
 

@@ -1,6 +1,6 @@
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import { config } from '#shared/config.ts';
 import { checkAddress, isIpLiteral } from '#shared/net/address-policy.ts';
 
@@ -104,13 +104,18 @@ function guardedLookup(allowPrivate: boolean) {
   };
 }
 
+// undici is loaded on first use: most functions that can fetch (webhook management, message reads) never do,
+// and their cold start should not pay for it.
+let undici: Promise<typeof import('undici')> | undefined;
+const loadUndici = () => (undici ??= import('undici'));
+
 // One pooled agent per (policy, connect timeout), created once per container.
 const agents = new Map<string, Agent>();
-function agentFor(allowPrivate: boolean, connectTimeoutMs: number): Agent {
+function agentFor(lib: typeof import('undici'), allowPrivate: boolean, connectTimeoutMs: number): Agent {
   const key = `${allowPrivate}:${connectTimeoutMs}`;
   let agent = agents.get(key);
   if (!agent) {
-    agent = new Agent({
+    agent = new lib.Agent({
       connect: { timeout: connectTimeoutMs, lookup: guardedLookup(allowPrivate) as never },
       headersTimeout: connectTimeoutMs,
       bodyTimeout: connectTimeoutMs,
@@ -160,7 +165,8 @@ export async function safeFetch(target: string, options: SafeFetchOptions = {}):
   const maxRedirects = options.followRedirects ?? 0;
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
-  const dispatcher = agentFor(allowPrivate, timeoutMs);
+  const lib = await loadUndici();
+  const dispatcher = agentFor(lib, allowPrivate, timeoutMs);
 
   let url = parseTarget(target, allowPrivate);
   let method = (options.method ?? 'GET').toUpperCase();
@@ -168,9 +174,9 @@ export async function safeFetch(target: string, options: SafeFetchOptions = {}):
   let headers = { ...(options.headers ?? {}) };
 
   for (let hop = 0; ; hop++) {
-    let res: Awaited<ReturnType<typeof request>>;
+    let res: Awaited<ReturnType<typeof lib.request>>;
     try {
-      res = await request(url, { method: method as never, headers, body, signal, dispatcher, maxRedirections: 0 } as never);
+      res = await lib.request(url, { method: method as never, headers, body, signal, dispatcher, maxRedirections: 0 } as never);
     } catch (err) {
       throw translate(err, deadline, url);
     }
