@@ -1,16 +1,13 @@
 /**
  * One jest run covers unit, integration (DynamoDB Local, started once in globalSetup),
  * e2e (the local HTTP server) and infra (CDK assertions) tests. Sources are TypeScript ES modules,
- * transformed by swc and run as native ESM (hence --experimental-vm-modules in package.json).
+ * transformed by esbuild and run as native ESM (hence --experimental-vm-modules in package.json).
  */
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: {
-    '^.+\\.ts$': ['@swc/jest', {
-      jsc: { parser: { syntax: 'typescript' }, target: 'es2023' },
-      module: { type: 'es6' },
-    }],
+    '^.+\\.ts$': '<rootDir>/test/support/esbuild-transform.cjs',
   },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
