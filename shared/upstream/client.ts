@@ -8,6 +8,7 @@
  */
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/log/logger.ts';
+import { reserveSendSlot } from './throughput.ts';
 
 export class UpstreamError extends Error {
   constructor(
@@ -99,6 +100,8 @@ async function pace(phoneNumberId: string): Promise<void> {
   const slot = Math.max(now, nextSlot.get(phoneNumberId) ?? 0);
   nextSlot.set(phoneNumberId, slot + interval);
   if (slot > now) await sleep(slot - now);
+  // Spacing above keeps one container smooth; the shared window keeps all of them within the number's throughput.
+  await reserveSendSlot(phoneNumberId, config.upstreamMessagesPerSecond);
 }
 
 /** POST /{phone-number-id}/messages with a Cloud API message payload. */
