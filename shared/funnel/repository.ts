@@ -9,9 +9,9 @@
  * of all stages in one transaction. Counter changes (`contact_count`) never touch the funnel item: moving
  * contacts does not contend with editing the funnel.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { queryPrefix } from '#shared/store/query.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { MAX_STAGES, type FunnelStage } from './model.ts';
 
@@ -49,19 +49,7 @@ export const publicStage = (s: FunnelStage): FunnelStage => ({
 /** The stages in funnel order with their positions 0..n-1 (and ranks, for the code that inserts and reorders). */
 export async function listRankedStages(bid: string, consistent = false): Promise<RankedStage[]> {
   const { pk, skPrefix } = keys.stagePrefix(bid);
-  const stages: Omit<RankedStage, 'position'>[] = [];
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new QueryCommand({
-      TableName: table(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-      ConsistentRead: consistent,
-      ExclusiveStartKey,
-    }));
-    for (const item of page.Items ?? []) stages.push(toRanked(item));
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
+  const stages = (await queryPrefix(pk, skPrefix, consistent)).map(toRanked);
   stages.sort((a, b) => a.rank - b.rank || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return stages.map((s, position) => ({ ...s, position }));
 }

@@ -5,10 +5,11 @@
  *    and removed with attribute_exists, so a repeated request changes nothing and counts nothing.
  *  - `pk B#{bid}#SEGUSE#{id} sk {kind}#{refId}`: where the segment is used (usage.ts).
  */
-import { BatchWriteCommand, type BatchWriteCommandOutput, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, type BatchWriteCommandOutput, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { queryAll, queryPrefix } from '#shared/store/query.ts';
 
 export type SegmentType = 'static' | 'dynamic';
 
@@ -50,19 +51,7 @@ export async function getSegment(bid: string, id: string): Promise<SegmentRecord
 
 export async function listSegments(bid: string): Promise<SegmentRecord[]> {
   const { pk, skPrefix } = keys.segmentPrefix(bid);
-  const out: SegmentRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new QueryCommand({
-      TableName: table(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
-      ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
-      ExclusiveStartKey: start,
-    }));
-    out.push(...(page.Items ?? []).map(toRecord));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
+  return (await queryPrefix(pk, skPrefix)).map(toRecord);
 }
 
 /** Sets the given fields of an existing segment; undefined when it no longer exists. */
@@ -119,22 +108,8 @@ export async function deleteSegmentItem(bid: string, id: string): Promise<boolea
 }
 
 /** All keys under a partition, for bulk clean-up. */
-async function partitionKeys(pk: string): Promise<{ pk: string; sk: string }[]> {
-  const out: { pk: string; sk: string }[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new QueryCommand({
-      TableName: table(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-      ProjectionExpression: 'pk, sk',
-      ExclusiveStartKey: start,
-    }));
-    out.push(...((page.Items ?? []) as { pk: string; sk: string }[]));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
-}
+const partitionKeys = (pk: string): Promise<{ pk: string; sk: string }[]> =>
+  queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ProjectionExpression: 'pk, sk' });
 
 /** Removes every item of a partition (the members of a deleted segment; contacts themselves are untouched). */
 export async function deletePartition(pk: string): Promise<void> {

@@ -3,9 +3,10 @@
  * record it here, under `pk B#{bid}#SEGUSE#{segmentId} sk {kind}#{refId}`, and `GET /segments/{id}/usage`
  * lists those records: `{ data: { campaigns: [...], agents: [...] } }`.
  */
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { queryAll } from '#shared/store/query.ts';
 
 /** `broadcast` usages are listed as campaigns; `agent` usages as AI agents. */
 export type UsageKind = 'broadcast' | 'agent';
@@ -31,26 +32,17 @@ export async function removeSegmentUsage(bid: string, segmentId: string, kind: U
 export async function listSegmentUsage(bid: string, segmentId: string): Promise<{ campaigns: SegmentUsage[]; agents: SegmentUsage[] }> {
   const campaigns: SegmentUsage[] = [];
   const agents: SegmentUsage[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new QueryCommand({
-      TableName: table(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.segmentUsagePk(bid, segmentId) },
-      ExclusiveStartKey: start,
-    }));
-    for (const item of page.Items ?? []) {
-      const sk = String(item.sk);
-      const kind = String(item.kind ?? sk.slice(0, sk.indexOf('#')));
-      const usage: SegmentUsage = {
-        id: String(item.refId ?? sk.slice(sk.indexOf('#') + 1)),
-        name: item.name ?? null,
-        status: item.status ?? null,
-        usedAt: item.usedAt ?? item.createdAt ?? null,
-      };
-      (kind === 'agent' ? agents : campaigns).push(usage);
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll<Record<string, any>>({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.segmentUsagePk(bid, segmentId) } });
+  for (const item of items) {
+    const sk = String(item.sk);
+    const kind = String(item.kind ?? sk.slice(0, sk.indexOf('#')));
+    const usage: SegmentUsage = {
+      id: String(item.refId ?? sk.slice(sk.indexOf('#') + 1)),
+      name: item.name ?? null,
+      status: item.status ?? null,
+      usedAt: item.usedAt ?? item.createdAt ?? null,
+    };
+    (kind === 'agent' ? agents : campaigns).push(usage);
+  }
   return { campaigns, agents };
 }

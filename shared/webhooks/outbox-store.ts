@@ -3,9 +3,10 @@
  * each state change). The fan-out looks up older events of the same ordering key through the outbox
  * index; the sweep reads the whole index, which only holds events not yet fanned out.
  */
-import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { queryAll } from '#shared/store/query.ts';
 import type { DomainEvent } from '#shared/events/outbox.ts';
 import { eventSk } from './ordering.ts';
 
@@ -36,37 +37,21 @@ export async function deleteOutboxItems(events: DomainEvent[]): Promise<void> {
 export async function earlierEventsOfKey(e: DomainEvent, orderingKey: string): Promise<DomainEvent[]> {
   const { gsi1pk, gsi1sk } = keys.outboxIndex(e.businessId, orderingKey, eventSk(e));
   const prefix = gsi1sk.slice(0, gsi1sk.length - eventSk(e).length);
-  const found: DomainEvent[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db.send(new QueryCommand({
-      TableName: table(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi',
-      ExpressionAttributeValues: { ':pk': gsi1pk, ':lo': prefix, ':hi': gsi1sk },
-      ExclusiveStartKey: start,
-    }));
-    for (const item of out.Items ?? []) if (item.id !== e.id) found.push(toEvent(item));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return found;
+  const items = await queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi',
+    ExpressionAttributeValues: { ':pk': gsi1pk, ':lo': prefix, ':hi': gsi1sk },
+  });
+  return items.filter((item) => item.id !== e.id).map(toEvent);
 }
 
 /** Every outbox item of one index shard committed before `before` (ISO time). */
 export async function outboxItemsBefore(shard: number, before: string): Promise<DomainEvent[]> {
-  const found: DomainEvent[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db.send(new QueryCommand({
-      TableName: table(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      FilterExpression: 'createdAt < :before',
-      ExpressionAttributeValues: { ':pk': keys.outboxIndexPk(shard), ':before': before },
-      ExclusiveStartKey: start,
-    }));
-    for (const item of out.Items ?? []) found.push(toEvent(item));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return found;
+  const items = await queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    FilterExpression: 'createdAt < :before',
+    ExpressionAttributeValues: { ':pk': keys.outboxIndexPk(shard), ':before': before },
+  });
+  return items.map(toEvent);
 }

@@ -6,6 +6,7 @@
 import { BatchGetCommand, type BatchGetCommandOutput, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { queryPrefix } from '#shared/store/query.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import type { Attempt, Delivery, DeliveryStatus, Subscription } from './model.ts';
 
@@ -45,18 +46,7 @@ export async function getSubscription(bid: string, id: string): Promise<Subscrip
 
 export async function listSubscriptions(bid: string): Promise<Subscription[]> {
   const { pk, skPrefix } = keys.webhookPrefix(bid);
-  const items: Subscription[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db.send(new QueryCommand({
-      TableName: table(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': pk, ':p': skPrefix },
-      ExclusiveStartKey: start,
-    }));
-    for (const item of out.Items ?? []) items.push(strip<Subscription>(item));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const items = (await queryPrefix(pk, skPrefix)).map((item) => strip<Subscription>(item));
   return items.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
 }
 
