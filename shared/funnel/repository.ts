@@ -9,7 +9,7 @@
  * of all stages in one transaction. Counter changes (`contact_count`) never touch the funnel item: moving
  * contacts does not contend with editing the funnel.
  */
-import { db, table } from '#shared/store/client.ts';
+import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryPrefix } from '#shared/store/query.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
