@@ -39,10 +39,11 @@ describe('resolveHeaderMedia', () => {
 
   it('refuses a media id of another account with MEDIA_PERMISSION_DENIED and a hint', async () => {
     // Act
+    // (each promise is awaited before the next starts: a rejection must never wait unobserved)
     const attempt = resolveHeaderMedia(tenant.businessId, tenant.phoneNumberId, { type: 'document', media_id: foreignId });
-    const unknown = resolveHeaderMedia(tenant.businessId, tenant.phoneNumberId, { type: 'image', url: '123456789012345' });
     // Assess
     await expect(attempt).rejects.toMatchObject({ status: 403, body: { code: 'MEDIA_PERMISSION_DENIED', hint: expect.any(String), message: expect.any(String) } });
+    const unknown = resolveHeaderMedia(tenant.businessId, tenant.phoneNumberId, { type: 'image', url: '123456789012345' });
     await expect(unknown).rejects.toMatchObject({ body: { code: 'MEDIA_PERMISSION_DENIED' } });
   });
 
