@@ -142,8 +142,9 @@ export function compileCondition(c: Condition, ctx: EvalContext = {}): Predicate
     }
     case 'search': {
       const q = fold(c.q);
-      const d = digits(c.q);
-      // A number typed with separators ("+52 55 1234") still finds the phone; words search name and email.
+      // A number typed with separators ("+52 55 1234") still finds the phone; words search name and email
+      // (the digits of a query with letters, "Customer 13", never match a phone).
+      const d = /^[\d\s+\-().]+$/.test(c.q) ? digits(c.q) : '';
       return (p) => p.name.includes(q) || p.email.includes(q) || (d.length > 0 && p.phone.includes(d));
     }
   }

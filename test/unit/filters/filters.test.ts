@@ -1,5 +1,5 @@
 import { validateFilters } from '#shared/contacts/filters/filters.ts';
-import { compileFilters, matchesContact } from '#shared/contacts/filters/compile.ts';
+import { compileFilters, compileSelection, matchesContact } from '#shared/contacts/filters/compile.ts';
 import { decodeProjection, encodeProjection, projectContact, shardOf, SHARD_COUNT } from '#shared/contacts/filters/projection.ts';
 import { validateLegacyRules } from '#shared/contacts/filters/legacy.ts';
 import { parseRules, rulesCondition } from '#shared/segments/rules.ts';
@@ -116,6 +116,17 @@ describe('compiled filters', () => {
     [JSON.parse('{"custom_fields":{"__proto__":{"exists":true},"toString":{"exists":true}}}'), false],
   ])('%j → %s', (filters, expected) => {
     expect(match(filters)).toBe(expected);
+  });
+
+  it.each([
+    ['+52 1 55', true],
+    ['(521) 55', true],
+    ['maria', true],
+    // Digits inside words are not a phone search: "Customer 52" does not find every number with a 52 in it.
+    ['Customer 52', false],
+    ['maria 52', false],
+  ])('search %j → %s', (search, expected) => {
+    expect(matchesContact(c, compileSelection({ search }, { nowMs: now }))).toBe(expected);
   });
 
   it('never matches a soft-deleted contact', () => {
