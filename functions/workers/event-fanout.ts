@@ -6,25 +6,28 @@
  */
 import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { DomainEvent } from '#shared/events/outbox.ts';
+import { RESENT_ATTRIBUTE, type DomainEvent } from '#shared/events/outbox.ts';
 import { fanOutBatch } from '#shared/webhooks/fanout.ts';
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   recordQueueAges('events', event.Records);
   const byEvent = new Map<string, string>();
   const events: DomainEvent[] = [];
+  const again = new Set<string>();
   const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
   for (const r of event.Records) {
     try {
       const e = JSON.parse(r.body) as DomainEvent;
       if (!e?.id || !e.businessId || !e.event) throw new Error('not an event');
       byEvent.set(e.id, r.messageId);
+      // Received before, or re-published by the sweep: its deliveries may exist already.
+      if (r.attributes?.ApproximateReceiveCount !== '1' || r.messageAttributes?.[RESENT_ATTRIBUTE]) again.add(e.id);
       events.push(e);
     } catch {
       batchItemFailures.push({ itemIdentifier: r.messageId });
     }
   }
-  const failed = await fanOutBatch(events);
+  const failed = await fanOutBatch(events, again);
   for (const id of failed) batchItemFailures.push({ itemIdentifier: byEvent.get(id)! });
   return { batchItemFailures };
 };

@@ -29,23 +29,27 @@ export const newEvent = (businessId: string, event: EventName, data: Record<stri
 };
 
 /** Outbox sort key: time first, so a sweep replays events in the order they happened. */
-const outboxSk = (e: DomainEvent) => `${e.createdAt}#${e.id}`;
+const outboxSk = (e: Pick<DomainEvent, 'createdAt' | 'id'>) => `${e.createdAt}#${e.id}`;
 
 export const outboxPut = (e: DomainEvent): TransactItem => ({
   Put: {
     TableName: table(),
-    // The index entry lets the fan-out find older events of the same ordering key, and the sweep find leftovers.
-    Item: { ...keys.outbox(e.businessId, outboxSk(e)), ...keys.outboxIndex(e.businessId, orderingKey(e) ?? UNORDERED, outboxSk(e)), type: 'outbox', ...e },
+    // Kept in its ordering key's partition (the fan-out reads it with the key's lanes); the index entry lets the sweep find leftovers.
+    Item: { ...outboxKey(e), ...keys.outboxIndex(e.businessId, orderingKey(e) ?? UNORDERED, outboxSk(e)), type: 'outbox', ...e },
   },
 });
 
-export const outboxKey = (e: Pick<DomainEvent, 'businessId' | 'id' | 'createdAt'>) => keys.outbox(e.businessId, `${e.createdAt}#${e.id}`);
+export const outboxKey = (e: Pick<DomainEvent, 'businessId' | 'id' | 'createdAt' | 'event' | 'data'>) =>
+  keys.outbox(e.businessId, orderingKey(e) ?? UNORDERED, outboxSk(e));
+
+/** Message attribute of events the outbox sweep publishes again (their fan-out checks for earlier work). */
+export const RESENT_ATTRIBUTE = 'resent';
 
 /** Hands committed events to the fan-out queue. A failure here loses nothing: the outbox item stays for the sweep. */
-export async function publish(events: DomainEvent[]): Promise<void> {
+export async function publish(events: DomainEvent[], options: { resent?: boolean } = {}): Promise<void> {
   for (const e of events) {
     try {
-      await enqueue('events', e);
+      await enqueue('events', e, options.resent ? { attributes: { [RESENT_ATTRIBUTE]: 'sweep' } } : {});
     } catch (err) {
       logger.warn('event publish failed; the outbox sweep will retry', { eventId: e.id, error: err as Error });
     }

@@ -27,13 +27,15 @@
  * | message by upstream wamid                 | pk WAMID#{wamid}      sk WAMID                             |
  * | segments; static members of a segment     | pk B#{bid} sk SEG#{id}; pk B#{bid}#SEG#{id} sk C#{contact} |
  * | webhook subscriptions; their deliveries   | pk B#{bid} sk WH#{id}; pk B#{bid}#WH#{id} sk D#{delivery}  |
- * | outbox (events not yet fanned out)        | pk B#{bid}#OUTBOX     sk {eventId}                         |
- * | outbox by ordering key (fan-out order);    | gsi1 OUTBOX#{shard} / {bid}#{orderingKey}#{createdAt}#{id}  |
- * |   every shard read whole by the sweep     |                                                            |
+ * | outbox (events not yet fanned out), one   | pk B#{bid}#EVK#{orderingKey} sk E#{createdAt}#{eventId}    |
+ * |   partition per ordering key ('-': none)  |                                                            |
+ * | outbox leftovers (the sweep reads shards) | gsi1 OUTBOX#{shard} / {bid}#{orderingKey}#{createdAt}#{id}  |
  * | owner of a webhook subscription id (403)  | pk WHID#{id}          sk WHID                              |
  * | owner of a contact, stage, conversation or message id (403) | pk OWNER#{kind}#{id} sk OWNER                    |
- * | deliveries of a webhook, newest first     | gsi1 B#{bid}#WH#{id}#D / {createdAt}#{deliveryId}          |
- * | pending deliveries of one ordering lane   | pk B#{bid}#WH#{id}#LANE#{orderingKey} sk {createdAt}#{eventId} |
+ * | deliveries of a webhook, newest first     | pk B#{bid}#WH#{id} sk D#{deliveryId} read backwards (the   |
+ * |                                           |   ids are time-ordered UUIDv7s: no index to keep up)        |
+ * | pending deliveries of one ordering lane,  | pk B#{bid}#EVK#{orderingKey} sk L#{webhookId}#{createdAt}#{eventId} |
+ * |   beside the key's outbox items: the fan-out reads both in one consistent query |                  |
  * | AI settings (business-wide)               | pk B#{bid}            sk AI                                |
  * | AI latest inbound of a conversation       | pk B#{bid}            sk AICONV#{conversationId}           |
  * | AI reply marker per inbound message       | pk B#{bid}            sk AIREPLY#{messageId} (ttl)         |
@@ -119,20 +121,20 @@ export const keys = {
     sk: `D#${deliveryId}`,
   }),
   deliveriesPk: (bid: string, webhookId: string) => `${biz(bid)}#WH#${webhookId}`,
-  deliveryByTime: (bid: string, webhookId: string, createdAt: string, deliveryId: string) => ({
-    gsi1pk: `${biz(bid)}#WH#${webhookId}#D`,
-    gsi1sk: `${createdAt}#${deliveryId}`,
-  }),
-  deliveriesByTimePk: (bid: string, webhookId: string) => `${biz(bid)}#WH#${webhookId}#D`,
+  /**
+   * The partition of one ordering key of a business: its outbox items (`E#`) and the lanes of every
+   * subscription (`L#{webhookId}#`), so that the fan-out sees both in one consistent query.
+   */
+  eventKeyPk: (bid: string, orderingKey: string) => `${biz(bid)}#EVK#${orderingKey}`,
   /** One lane per (subscription, ordering key): its first item is the only delivery that may be sent. */
   deliveryLane: (bid: string, webhookId: string, orderingKey: string, eventSk: string): Key => ({
-    pk: `${biz(bid)}#WH#${webhookId}#LANE#${orderingKey}`,
-    sk: eventSk,
+    pk: `${biz(bid)}#EVK#${orderingKey}`,
+    sk: `L#${webhookId}#${eventSk}`,
   }),
-  deliveryLanePk: (bid: string, webhookId: string, orderingKey: string) => `${biz(bid)}#WH#${webhookId}#LANE#${orderingKey}`,
+  deliveryLanePrefix: (webhookId: string) => `L#${webhookId}#`,
 
-  outbox: (bid: string, eventId: string): Key => ({ pk: `${biz(bid)}#OUTBOX`, sk: eventId }),
-  outboxPk: (bid: string) => `${biz(bid)}#OUTBOX`,
+  outbox: (bid: string, orderingKey: string, eventSk: string): Key => ({ pk: `${biz(bid)}#EVK#${orderingKey}`, sk: `E#${eventSk}` }),
+  outboxSkPrefix: 'E#',
   /** Index entry of an outbox item: sharded so the sweep can find every business's leftovers. */
   outboxIndex: (bid: string, orderingKey: string, eventSk: string) => ({
     gsi1pk: `OUTBOX#${outboxShard(bid, orderingKey)}`,

@@ -2,8 +2,10 @@
  * The delivery worker's rules: send one delivery job, record the attempt, decide what comes next.
  *
  * - Only the head of an ordering lane is sent; a delivery behind it waits (re-queued with a delay) and is
- *   nudged as soon as the head is done.
- * - A lease (conditional write) keeps duplicate jobs from sending the same delivery twice at once.
+ *   woken as soon as the head is done.
+ * - A lane head's first attempt comes with its delivery in the job and goes straight out; every other
+ *   job takes a lease (conditional write), which keeps duplicate jobs from sending the same delivery
+ *   twice at once.
  * - 2xx: delivered. 410: the subscription is disabled. Other statuses, time-outs and network errors are
  *   retried with exponential backoff and jitter, or after `Retry-After`, until the attempts run out.
  *   Delays past SQS's 15-minute maximum are reached by re-queueing with `notBefore`.
@@ -14,8 +16,9 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
 import type { Attempt, Delivery, DeliveryJob, Subscription } from './model.ts';
-import { claimDelivery, clearFailing, getSubscription, laneFront, markFailing, recordOutcome, releaseDelivery, updateSubscription } from './repository.ts';
+import { claimDelivery, clearFailing, createDelivery, getSubscription, laneFront, leaveLane, markFailing, type Outcome, recordOutcome, recordOutcomes, releaseDelivery, updateSubscription } from './repository.ts';
 import { deliveryJob } from './fanout.ts';
+import { hasEarlierOutboxEvent } from './outbox-store.ts';
 import { nextDelaySeconds } from './retry.ts';
 import { serializePayload, signedHeaders } from './signing.ts';
 import { webhookSettings } from './settings.ts';
@@ -64,17 +67,9 @@ export async function send(d: Pick<Delivery, 'id' | 'event' | 'data'>, s: Pick<S
 const enqueueJob = (job: DeliveryJob, delaySeconds = 0) =>
   enqueue('webhook-deliveries', job, { delaySeconds: Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, delaySeconds)) });
 
-/** Wakes the delivery waiting behind `d` in its lane (known from the lane check, or looked up). */
-async function nudgeLane(d: Delivery, successor?: string | null): Promise<void> {
-  if (!d.laneKey) return;
-  let next = successor;
-  if (next === undefined) next = (await laneFront(d.businessId, d.webhookId, d.laneKey)).find((e) => e.deliveryId !== d.id)?.deliveryId ?? null;
+/** Wakes the delivery waiting behind a finished one, when there is one. */
+async function wake(d: Pick<Delivery, 'businessId' | 'webhookId'>, next: string | null | undefined): Promise<void> {
   if (next) await enqueueJob({ businessId: d.businessId, webhookId: d.webhookId, deliveryId: next });
-}
-
-async function giveUp(d: Delivery, reason: string, attempt?: Attempt, successor?: string | null): Promise<void> {
-  await recordOutcome(d, { status: 'failed', attempt, failureReason: reason });
-  await nudgeLane(d, successor);
 }
 
 async function disable(s: Subscription, reason: 'gone' | 'failing'): Promise<void> {
@@ -85,8 +80,9 @@ async function disable(s: Subscription, reason: 'gone' | 'failing'): Promise<voi
 }
 
 /**
- * Runs one job. `subscriptions` holds the batch's subscriptions read in one round trip (a missing entry
- * means the subscription was deleted); without it the subscription is read here.
+ * Runs one job that does not carry its delivery: it claims the delivery (a lease), and a delivery with
+ * a lane checks that it heads it. `subscriptions` holds the batch's subscriptions read in one round
+ * trip (a missing entry means the subscription was deleted); without it the subscription is read here.
  */
 export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<string, Subscription>): Promise<void> {
   const now = Date.now();
@@ -95,7 +91,14 @@ export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<s
     return;
   }
 
-  const claim = await claimDelivery(job, webhookSettings.timeoutMs + 5_000, job.attempt, new Date(now + EARLY_TOLERANCE_MS).toISOString());
+  const due = new Date(now + EARLY_TOLERANCE_MS).toISOString();
+  let claim = await claimDelivery(job, webhookSettings.timeoutMs + 5_000, job.attempt, due);
+  if (!claim.claimed && !claim.delivery && job.delivery) {
+    // A first attempt that carried its delivery and did not finish (the worker died): its record was
+    // never written, so write it now and go on as with any other job.
+    await createDelivery(job.delivery);
+    claim = await claimDelivery(job, webhookSettings.timeoutMs + 5_000, job.attempt, due);
+  }
   if (!claim.claimed) {
     const d = claim.delivery;
     // Not pending (done), taken by another job, or an unscheduled job before the scheduled retry: nothing to do.
@@ -104,54 +107,98 @@ export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<s
       const leaseLeft = (d.leaseUntil ?? 0) - now;
       await enqueueJob(leaseLeft > 0 ? job : { ...job, attempt: d.attemptCount + 1 }, leaseLeft > 0 ? Math.min(5, leaseLeft / 1000) : 0);
     }
+    // A finished delivery still in its lane (a crash between its record and leaving the lane): clear
+    // the lane item and wake the follower, so the lane never stalls behind it.
+    if (d && d.status !== 'pending' && d.laneKey && d.laneSk) {
+      await leaveLane(d);
+      await wake(d, d.nextInLane);
+    }
     return;
   }
   const d = claim.delivery;
 
-  const s = subscriptions ? subscriptions.get(`${d.businessId}/${d.webhookId}`) : await getSubscription(d.businessId, d.webhookId);
-  if (!s) return giveUp(d, 'subscription_deleted');
-  if (!s.enabled) return giveUp(d, 'subscription_disabled');
-
   let successor: string | null = null;
-  if (d.laneKey) {
-    const [head, next] = await laneFront(d.businessId, d.webhookId, d.laneKey);
-    if (head && head.deliveryId !== d.id) {
-      // Waiting behind an earlier event of the same ordering key: look again when the head is due.
+  if (d.laneKey && d.laneSk) {
+    const [[head, next], earlierInOutbox] = await Promise.all([
+      laneFront(d.businessId, d.webhookId, d.laneKey),
+      hasEarlierOutboxEvent(d.businessId, d.laneKey, d.laneSk),
+    ]);
+    const behind = head && head.deliveryId !== d.id ? head : undefined;
+    if (behind || earlierInOutbox) {
+      // Waiting behind an earlier event of the same ordering key: look again when the head is due
+      // (an earlier event still in the outbox gets its deliveries shortly, or from the sweep).
       await releaseDelivery(d);
-      const headDue = Date.parse(head.nextAttemptAt) - now;
+      const headDue = behind ? Date.parse(behind.nextAttemptAt) - now : 0;
       // A head long overdue lost its job somewhere (a crash between two steps): wake it; its lease stops doubles.
-      if (headDue < -HEAD_OVERDUE_MS) await enqueueJob({ businessId: d.businessId, webhookId: d.webhookId, deliveryId: head.deliveryId });
+      if (behind && headDue < -HEAD_OVERDUE_MS) await enqueueJob({ businessId: d.businessId, webhookId: d.webhookId, deliveryId: behind.deliveryId });
       await enqueueJob({ ...job, attempt: undefined }, Math.max(webhookSettings.laneWaitSeconds, headDue / 1000 + webhookSettings.laneWaitSeconds));
       return;
     }
     successor = next?.deliveryId ?? null;
   }
+  const { outcome, after } = await attemptDelivery(d, subscriptions ? subscriptions.get(`${d.businessId}/${d.webhookId}`) : await getSubscription(d.businessId, d.webhookId), now);
+  const recorded = await recordOutcome(d, outcome);
+  if (outcome.status !== 'pending') await wake(d, successor ?? recorded?.nextInLane);
+  await after?.();
+}
+
+/** A job the fan-out queued with its delivery (received for the first time: the worker checks that). */
+export const isFirstAttempt = (job: DeliveryJob): boolean => job.delivery !== undefined && job.attempt === undefined && !job.notBefore;
+
+/**
+ * Runs the first attempts that the fan-out queued with their deliveries (lane heads, or deliveries
+ * without a lane): no read and no lease before the send, and all outcomes recorded together in
+ * batched writes (each record replaces the delivery, and a finished one leaves its lane in the same
+ * request). A follower the fan-out named after the job was queued may then wait the lane wait once
+ * more before it goes; order is never at stake, the follower checks its lane itself.
+ */
+export async function processFirstAttempts(ds: Delivery[], subscriptions: Map<string, Subscription>): Promise<void> {
+  const now = Date.now();
+  const results = await Promise.all(ds.map(async (d) => ({ d, ...(await attemptDelivery(d, subscriptions.get(`${d.businessId}/${d.webhookId}`), now)) })));
+  await recordOutcomes(results.map(({ d, outcome }) => ({ delivery: d, outcome })));
+  await Promise.all(results.map(async ({ d, outcome, after }) => {
+    if (outcome.status !== 'pending') await wake(d, d.nextInLane);
+    await after?.();
+  }));
+}
+
+interface Attempted {
+  outcome: Outcome;
+  /** What follows once the outcome is recorded. */
+  after?: () => Promise<void>;
+}
+
+/**
+ * Sends one attempt of `d` and decides what comes of it. What must precede the record happens here
+ * (a retry's job is queued before the record: a crash in between leaves a job, at worst one attempt
+ * too many, never none; a subscription is disabled or marked failing).
+ */
+async function attemptDelivery(d: Delivery, s: Subscription | undefined, now: number): Promise<Attempted> {
+  const failed = (reason: string, attempt?: Attempt): Attempted => ({ outcome: { status: 'failed', attempt, failureReason: reason } });
+  if (!s) return failed('subscription_deleted');
+  if (!s.enabled) return failed('subscription_disabled');
 
   const attemptNo = d.attemptCount + 1;
   const result = await send(d, s, attemptNo);
   const failedInRun = attemptNo - (d.runStart ?? 0);
 
   if (result.ok) {
-    await recordOutcome(d, { status: 'delivered', attempt: result.attempt });
-    if (s.failingSince) await clearFailing(s.businessId, s.id);
-    await nudgeLane(d, successor);
-    return;
+    return { outcome: { status: 'delivered', attempt: result.attempt }, after: s.failingSince ? () => clearFailing(s.businessId, s.id) : undefined };
   }
   if (result.attempt.statusCode === 410) {
     await disable(s, 'gone');
-    return giveUp(d, 'gone', result.attempt, successor);
+    return failed('gone', result.attempt);
   }
   if (!s.failingSince) await markFailing(s.businessId, s.id, result.attempt.at);
   if (s.failingSince && now - Date.parse(s.failingSince) >= webhookSettings.disableAfterSeconds * 1000) {
     await disable(s, 'failing');
-    return giveUp(d, 'subscription_failing', result.attempt, successor);
+    return failed('subscription_failing', result.attempt);
   }
-  if (result.permanent) return giveUp(d, result.attempt.error?.split(':')[0] ?? 'unreachable', result.attempt, successor);
-  if (failedInRun >= webhookSettings.maxAttempts) return giveUp(d, 'max_attempts', result.attempt, successor);
+  if (result.permanent) return failed(result.attempt.error?.split(':')[0] ?? 'unreachable', result.attempt);
+  if (failedInRun >= webhookSettings.maxAttempts) return failed('max_attempts', result.attempt);
 
   const delay = nextDelaySeconds(failedInRun, result.retryAfter);
   const nextAt = Date.now() + delay * 1000;
-  // Queued before the record: a crash in between leaves a job (at worst one attempt too many), never none.
   await enqueueJob({ ...deliveryJob(d, nextAt), attempt: attemptNo + 1 }, delay);
-  await recordOutcome(d, { status: 'pending', attempt: result.attempt, nextAttemptAt: new Date(nextAt).toISOString() });
+  return { outcome: { status: 'pending', attempt: result.attempt, nextAttemptAt: new Date(nextAt).toISOString() } };
 }

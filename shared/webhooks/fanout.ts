@@ -2,25 +2,37 @@
  * Fan-out: one committed event becomes one delivery per matching subscription (its `events` holds the
  * name or `*`), each with a stable id (event × subscription), then the outbox item goes away.
  *
- * Every step is repeatable: deliveries are created only once (conditional writes), jobs may be sent
- * twice (the delivery worker drops what is no longer pending), and the outbox item is deleted last, so
- * a crash anywhere leaves it for the sweep. Before an event, any earlier event of the same ordering key
- * still in the outbox is fanned out first, so lanes always hold deliveries in commit order.
+ * Every step is repeatable: deliveries that exist are not written again, jobs may be sent twice (the
+ * delivery worker drops what is no longer pending), and the outbox item is deleted last, so a crash
+ * anywhere leaves it for the sweep. Each worker fans out only the events it received, so two workers
+ * never create the same delivery; a delivery whose key has an earlier event still in the outbox waits
+ * (the delivery worker checks the outbox as well as the lane), so order holds even when events of one
+ * key are fanned out out of order, or one's publish was lost until the sweep.
+ *
+ * Cost per event (one subscription): one consistent query of the key's partition, and a share of the
+ * batch's reads and writes (existence check, deliveries and lane items, outbox clean-up), so that a
+ * delivery costs the table about three requests from commit to 2xx.
  */
 import { createHash } from 'node:crypto';
 import type { DomainEvent } from '#shared/events/outbox.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import type { Delivery, DeliveryJob, Subscription } from './model.ts';
-import { createDelivery, listSubscriptions } from './repository.ts';
-import { deleteOutboxItems, earlierEventsOfKey } from './outbox-store.ts';
+import { createDeliveries, listSubscriptions, setNextInLane } from './repository.ts';
+import { deleteOutboxItems, readKeyPartition } from './outbox-store.ts';
+import { webhookSettings } from './settings.ts';
 import { logger } from '#shared/log/logger.ts';
 import { eventSk, orderingKey } from './ordering.ts';
 
-/** The same event to the same subscription always gets the same id (X-Webhook-ID, webhook-id). */
-export function deliveryId(eventId: string, webhookId: string): string {
+/**
+ * The same event to the same subscription always gets the same id (X-Webhook-ID, webhook-id). Shaped
+ * as an RFC 9562 version 7 UUID: the event's time in milliseconds first, then bits of a hash of event
+ * and subscription, so that ids sort by event time and a subscription's deliveries list newest first
+ * straight from the table, with no index to keep up.
+ */
+export function deliveryId(eventId: string, webhookId: string, eventCreatedAt: string): string {
+  const ms = Math.max(0, Date.parse(eventCreatedAt) || 0).toString(16).padStart(12, '0').slice(-12);
   const h = createHash('sha256').update(`${eventId}:${webhookId}`).digest('hex');
-  // Shaped as an RFC 9562 version 8 (custom) UUID.
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16], 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${h.slice(0, 3)}-${((parseInt(h[3], 16) & 0x3) | 0x8).toString(16)}${h.slice(4, 7)}-${h.slice(7, 19)}`;
 }
 
 export const subscribes = (s: Subscription, event: string): boolean => s.enabled && (s.events.includes('*') || s.events.includes(event));
@@ -28,7 +40,7 @@ export const subscribes = (s: Subscription, event: string): boolean => s.enabled
 export const newDelivery = (e: DomainEvent, s: Subscription, laneKey: string | null): Delivery => {
   const now = new Date().toISOString();
   return {
-    id: deliveryId(e.id, s.id),
+    id: deliveryId(e.id, s.id, e.createdAt),
     businessId: e.businessId,
     webhookId: s.id,
     eventId: e.id,
@@ -42,6 +54,7 @@ export const newDelivery = (e: DomainEvent, s: Subscription, laneKey: string | n
     runStart: 0,
     attempts: [],
     nextAttemptAt: now,
+    nextInLane: null,
     createdAt: now,
     updatedAt: now,
     deliveredAt: null,
@@ -57,63 +70,171 @@ export const deliveryJob = (d: Pick<Delivery, 'businessId' | 'webhookId' | 'id'>
   ...(notBefore ? { notBefore } : {}),
 });
 
-/** Subscriptions per business, read once per batch. */
-export type SubscriptionCache = Map<string, Promise<Subscription[]>>;
-
-async function fanOutOne(e: DomainEvent, subscriptions: Subscription[]): Promise<number> {
-  const laneKey = orderingKey(e) ?? null;
-  const matching = subscriptions.filter((s) => subscribes(s, e.event));
-  await Promise.all(matching.map(async (s) => {
-    const d = newDelivery(e, s, laneKey);
-    await createDelivery(d);
-    // Sent even when the delivery existed: a crash may have come between its creation and this job
-    // (a job for a delivery that is already done is dropped by the delivery worker).
-    await enqueue('webhook-deliveries', deliveryJob(d));
-  }));
-  return matching.length;
+/** A delivery the fan-out is about to create, and where it stands in its lane. */
+interface Planned {
+  delivery: Delivery;
+  /** Its event may have been fanned out before (a redelivered or re-published message): check first. */
+  mayExist: boolean;
+  /** First in its lane (or in none): its first attempt may go straight out. */
+  head: boolean;
+  /** Unknown lane state (a crowded key, or an earlier event of the key still in the outbox): the delivery worker checks. */
+  unknownLane?: boolean;
+  /** The delivery just before it in its lane, already in the table: told to wake this one when done. */
+  after?: string;
 }
 
-/**
- * Fans out `e` and, first, any earlier event of its ordering key still waiting in the outbox. Returns
- * the events fanned out, whose outbox items the caller deletes (in one batch for a whole SQS batch).
- */
-async function fanOut(e: DomainEvent, cache: SubscriptionCache): Promise<DomainEvent[]> {
-  let subs = cache.get(e.businessId);
+interface Plan {
+  /** Events fanned out (their outbox items go once the deliveries exist). */
+  events: DomainEvent[];
+  deliveries: Planned[];
+}
+
+/** Subscriptions per business, read once per batch. */
+type SubscriptionCache = Map<string, Promise<Subscription[]>>;
+
+const subscriptionsOf = (cache: SubscriptionCache, businessId: string): Promise<Subscription[]> => {
+  let subs = cache.get(businessId);
   if (!subs) {
-    subs = listSubscriptions(e.businessId);
-    cache.set(e.businessId, subs);
+    subs = listSubscriptions(businessId);
+    cache.set(businessId, subs);
   }
-  const subscriptions = await subs;
-  if (!subscriptions.some((s) => subscribes(s, e.event))) return [e];
-  const key = orderingKey(e);
-  const earlier = key ? await earlierEventsOfKey(e, key) : [];
-  for (const prev of earlier) await fanOutOne(prev, subscriptions);
-  await fanOutOne(e, subscriptions);
-  return [...earlier, e];
+  return subs;
+};
+
+const byCommitOrder = (a: DomainEvent, b: DomainEvent) => eventSk(a).localeCompare(eventSk(b));
+
+/**
+ * Plans the deliveries of a group of events of one business sharing an ordering key (or of one event
+ * without a key). A keyed group first reads its key's partition (one consistent query), which tells
+ * for each new delivery whether it heads its subscription's lane or which delivery it follows. An
+ * event of the key committed earlier and still in the outbox belongs to another worker (or its
+ * publish was lost, and the sweep will publish it again): the group's deliveries wait behind it, and
+ * the delivery worker checks their lane and the outbox before each sends.
+ */
+async function planGroup(group: DomainEvent[], cache: SubscriptionCache, again: Set<string>): Promise<Plan> {
+  const subscriptions = await subscriptionsOf(cache, group[0].businessId);
+  const key = orderingKey(group[0]) ?? null;
+  if (!group.some((e) => subscriptions.some((s) => subscribes(s, e.event)))) return { events: group, deliveries: [] };
+  if (!key) {
+    return {
+      events: group,
+      deliveries: group.flatMap((e) => subscriptions.filter((s) => subscribes(s, e.event)).map((s) => ({ delivery: newDelivery(e, s, null), head: true, mayExist: again.has(e.id) }))),
+    };
+  }
+  group.sort(byCommitOrder);
+  const partition = await readKeyPartition(group[0].businessId, key, eventSk(group[group.length - 1]));
+  const ours = new Set(group.map((e) => e.id));
+  // An event whose outbox item is gone was fanned out already (the item goes last): nothing to do.
+  const events = partition.events.filter((e) => ours.has(e.id));
+  const othersBefore = (e: DomainEvent) => partition.events.some((o) => !ours.has(o.id) && eventSk(o) < eventSk(e));
+  const deliveries: Planned[] = [];
+  const lastPlanned = new Map<string, Planned>();
+  for (const e of events) {
+    const waits = othersBefore(e);
+    for (const s of subscriptions.filter((sub) => subscribes(sub, e.event))) {
+      const d = newDelivery(e, s, key);
+      const lane = partition.lanes?.get(s.id) ?? [];
+      // Already in its lane: fanned out before, and pending (or its first attempt is in flight).
+      if (lane.some((l) => l.deliveryId === d.id)) continue;
+      const planned: Planned = { delivery: d, head: false, mayExist: again.has(e.id) };
+      const before = lastPlanned.get(s.id);
+      const inTable = lane.filter((l) => l.laneSk < d.laneSk!).at(-1);
+      if (before) {
+        before.delivery.nextInLane = d.id;
+        planned.after = before.delivery.id;
+      } else if (!partition.lanes || waits) planned.unknownLane = true;
+      else if (inTable) planned.after = inTable.deliveryId;
+      else planned.head = true;
+      deliveries.push(planned);
+      lastPlanned.set(s.id, planned);
+    }
+  }
+  return { events, deliveries };
+}
+
+/** Jobs whose serialised delivery stays well inside SQS's 256 KB message limit carry it. */
+const MAX_CARRIED_BYTES = 200_000;
+
+const firstJob = (d: Delivery): DeliveryJob => {
+  const job: DeliveryJob = { ...deliveryJob(d), delivery: d };
+  return Buffer.byteLength(JSON.stringify(job)) <= MAX_CARRIED_BYTES ? job : deliveryJob(d);
+};
+
+/**
+ * Creates the planned deliveries (batched writes) and queues their jobs: a lane head's job carries the
+ * delivery; a delivery behind another is woken by it when it is done, and also gets a job after the
+ * lane wait in case that wake-up is lost.
+ */
+async function createAndQueue(planned: Planned[]): Promise<void> {
+  const ref = (d: Pick<Delivery, 'webhookId' | 'id'>) => `${d.webhookId}/${d.id}`;
+  const firstJobs = new Map(planned.filter((p) => p.head).map((p) => [ref(p.delivery), firstJob(p.delivery)]));
+  // A head whose job carries it is written by its first attempt, with the outcome.
+  const sentAtOnce = new Set([...firstJobs].filter(([, job]) => job.delivery).map(([key]) => key));
+  const check = new Set(planned.filter((p) => p.mayExist).map((p) => ref(p.delivery)));
+  const { created, existing } = await createDeliveries(planned.map((p) => p.delivery), sentAtOnce, (d) => check.has(ref(d)));
+  const createdIds = new Set(created.map(ref));
+  const jobs: Promise<void>[] = [];
+  for (const p of planned) {
+    const d = p.delivery;
+    if (!createdIds.has(ref(d))) continue;
+    if (p.head) {
+      jobs.push(enqueue('webhook-deliveries', firstJobs.get(ref(d))!));
+      continue;
+    }
+    jobs.push((async () => {
+      // A predecessor created in this same fan-out already names this delivery as its next.
+      const predecessorCreated = p.after !== undefined && createdIds.has(`${d.webhookId}/${p.after}`);
+      // (A predecessor in flight without a record yet refuses the note: this one then polls its lane.)
+      let waits = !p.unknownLane && p.after !== undefined;
+      if (waits && !predecessorCreated) waits = await setNextInLane({ businessId: d.businessId, webhookId: d.webhookId, deliveryId: p.after! }, d.id);
+      await enqueue('webhook-deliveries', deliveryJob(d), waits ? { delaySeconds: webhookSettings.laneWaitSeconds } : {});
+    })());
+  }
+  // Sent even when the delivery existed: a crash may have come between its creation and its job
+  // (a job for a delivery that is already done is dropped by the delivery worker).
+  for (const e of existing) if (e.status === 'pending') jobs.push(enqueue('webhook-deliveries', deliveryJob(e)));
+  await Promise.all(jobs);
 }
 
 /** Fans out one event and clears its outbox item. */
-export async function fanOutEvent(e: DomainEvent, cache: SubscriptionCache = new Map()): Promise<void> {
-  await deleteOutboxItems(await fanOut(e, cache));
+export async function fanOutEvent(e: DomainEvent): Promise<void> {
+  const failed = await fanOutBatch([e], new Set([e.id]));
+  if (failed.size > 0) throw new Error(`fan-out of event ${e.id} failed`);
 }
 
 /**
- * Fans out a batch of events in parallel; the outbox items of those that succeeded are deleted together,
- * last. Returns the ids of the events that failed (to be retried by the queue).
+ * Fans out a batch of events: grouped by business and ordering key, each group planned in parallel,
+ * then every delivery of the batch created in batched writes and queued; the outbox items of the
+ * events fanned out are deleted together, last. `again` names the events that may have been fanned
+ * out before (redelivered or re-published messages; by default all): only their deliveries are looked
+ * up before they are written. Returns the ids of the events that failed (to be retried by the queue).
  */
-export async function fanOutBatch(events: DomainEvent[]): Promise<Set<string>> {
+export async function fanOutBatch(events: DomainEvent[], again: Set<string> = new Set(events.map((e) => e.id))): Promise<Set<string>> {
   const cache: SubscriptionCache = new Map();
   const failed = new Set<string>();
-  const done: DomainEvent[] = [];
-  await Promise.all(events.map(async (e) => {
+  const groups = new Map<string, DomainEvent[]>();
+  for (const e of events) {
+    const key = orderingKey(e);
+    const group = key ? `${e.businessId}\n${key}` : `\n${e.id}`;
+    groups.set(group, [...(groups.get(group) ?? []), e]);
+  }
+  const plans: Plan[] = [];
+  await Promise.all([...groups.values()].map(async (group) => {
     try {
-      done.push(...(await fanOut(e, cache)));
+      plans.push(await planGroup(group, cache, again));
     } catch (err) {
-      logger.warn('fan-out failed; the event will be retried', { eventId: e.id, error: err as Error });
-      failed.add(e.id);
+      logger.warn('fan-out failed; the events will be retried', { eventIds: group.map((e) => e.id), error: err as Error });
+      for (const e of group) failed.add(e.id);
     }
   }));
+  try {
+    await createAndQueue(plans.flatMap((p) => p.deliveries));
+  } catch (err) {
+    logger.warn('fan-out failed; the events will be retried', { error: err as Error });
+    for (const e of events) failed.add(e.id);
+    return failed;
+  }
   // A failure here leaves outbox items behind: the sweep publishes them again, and a repeat changes nothing.
-  await deleteOutboxItems(done).catch((err) => logger.warn('outbox cleanup failed; the sweep will retry', { error: err as Error }));
+  await deleteOutboxItems(plans.flatMap((p) => p.events)).catch((err) => logger.warn('outbox cleanup failed; the sweep will retry', { error: err as Error }));
   return failed;
 }

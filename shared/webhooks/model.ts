@@ -53,6 +53,8 @@ export interface Delivery {
   failureReason: string | null;
   /** While set and in the future, one worker is sending this delivery. */
   leaseUntil?: number;
+  /** The delivery waiting behind this one in its lane, to be woken when this one is done. */
+  nextInLane?: string | null;
 }
 
 /** The message on the `webhook-deliveries` queue. */
@@ -64,6 +66,12 @@ export interface DeliveryJob {
   notBefore?: number;
   /** Set on scheduled retries: the attempt number this job is for (older jobs are then recognised as stale). */
   attempt?: number;
+  /**
+   * Set by the fan-out on a new delivery that heads its lane (or has none): the delivery itself, so that
+   * its first attempt needs no read and no lease; its outcome is recorded only if no other job recorded
+   * one first.
+   */
+  delivery?: Delivery;
 }
 
 /** The `X-Webhook-Event` of POST /user-webhooks/{id}/test. */

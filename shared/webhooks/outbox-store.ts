@@ -1,13 +1,15 @@
 /**
  * Reading and clearing the event outbox (written by shared/events/outbox.ts in the same transaction as
- * each state change). The fan-out looks up older events of the same ordering key through the outbox
- * index; the sweep reads the whole index, which only holds events not yet fanned out.
+ * each state change). Outbox items live in their ordering key's partition beside that key's delivery
+ * lanes, so the fan-out reads older events of the key and the lanes in one consistent query; the sweep
+ * reads the outbox index, which only holds events not yet fanned out.
  */
-import { BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll } from '#shared/store/query.ts';
-import type { DomainEvent } from '#shared/events/outbox.ts';
+import { outboxKey, type DomainEvent } from '#shared/events/outbox.ts';
+import { laneEntry, type LaneEntry } from './repository.ts';
 import { eventSk } from './ordering.ts';
 
 const toEvent = (item: Record<string, any>): DomainEvent => ({
@@ -23,7 +25,7 @@ export async function deleteOutboxItems(events: DomainEvent[]): Promise<void> {
   const unique = [...new Map(events.map((e) => [`${e.businessId}/${eventSk(e)}`, e])).values()];
   for (let i = 0; i < unique.length; i += 25) {
     let request: BatchWriteCommandInput['RequestItems'] = {
-      [table()]: unique.slice(i, i + 25).map((e) => ({ DeleteRequest: { Key: keys.outbox(e.businessId, eventSk(e)) } })),
+      [table()]: unique.slice(i, i + 25).map((e) => ({ DeleteRequest: { Key: outboxKey(e) } })),
     };
     for (let tries = 0; request && Object.keys(request).length > 0; tries++) {
       if (tries === 5) throw new Error('outbox items left unprocessed');
@@ -33,16 +35,72 @@ export async function deleteOutboxItems(events: DomainEvent[]): Promise<void> {
   }
 }
 
-/** Events of the same business and ordering key committed before `e` and not yet fanned out, oldest first. */
-export async function earlierEventsOfKey(e: DomainEvent, orderingKey: string): Promise<DomainEvent[]> {
-  const { gsi1pk, gsi1sk } = keys.outboxIndex(e.businessId, orderingKey, eventSk(e));
-  const prefix = gsi1sk.slice(0, gsi1sk.length - eventSk(e).length);
-  const items = await queryAll({
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :lo AND :hi',
-    ExpressionAttributeValues: { ':pk': gsi1pk, ':lo': prefix, ':hi': gsi1sk },
-  });
-  return items.filter((item) => item.id !== e.id).map(toEvent);
+/** What the partition of one ordering key holds up to an event: what the fan-out needs to keep order. */
+export interface KeyPartition {
+  /** Events of the key still in the outbox, committed up to and including the given one, oldest first. */
+  events: DomainEvent[];
+  /**
+   * Lane items per subscription (oldest first), or undefined when the partition was too large to read
+   * in one page: then no delivery of this key may be taken for a lane head without checking.
+   */
+  lanes: Map<string, LaneEntry[]> | undefined;
+}
+
+/** One page is plenty for a key's pending events and lanes; a key with more falls back to per-delivery checks. */
+const PARTITION_PAGE = 200;
+
+/**
+ * Reads an ordering key's partition in one consistent query: its outbox items (events not yet fanned
+ * out) and the lanes of every subscription (deliveries not yet done).
+ */
+export async function readKeyPartition(businessId: string, orderingKey: string, upToSk: string): Promise<KeyPartition> {
+  const pk = keys.eventKeyPk(businessId, orderingKey);
+  const last = `${keys.outboxSkPrefix}${upToSk}`;
+  const out = await db.send(new QueryCommand({
+    TableName: table(),
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ConsistentRead: true,
+    Limit: PARTITION_PAGE,
+  }));
+  const items = out.Items ?? [];
+  if (out.LastEvaluatedKey) {
+    // A crowded key: read the outbox part whole, and leave lane checks to the delivery worker.
+    const events = await queryAll({
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+      ExpressionAttributeValues: { ':pk': pk, ':lo': keys.outboxSkPrefix, ':hi': last },
+      ConsistentRead: true,
+    });
+    return { events: events.map(toEvent), lanes: undefined };
+  }
+  const lanes = new Map<string, LaneEntry[]>();
+  const events: DomainEvent[] = [];
+  for (const item of items) {
+    const sk = item.sk as string;
+    if (sk.startsWith(keys.outboxSkPrefix)) {
+      if (sk <= last) events.push(toEvent(item));
+    } else if (item.type === 'lane') {
+      const list = lanes.get(item.webhookId) ?? [];
+      list.push(laneEntry(item));
+      lanes.set(item.webhookId, list);
+    }
+  }
+  return { events, lanes };
+}
+
+/**
+ * Whether an event of the key committed before the one at `eventSk` is still in the outbox (not yet
+ * fanned out): a delivery of the later event must wait for it.
+ */
+export async function hasEarlierOutboxEvent(businessId: string, orderingKey: string, eventSkOfDelivery: string): Promise<boolean> {
+  const out = await db.send(new QueryCommand({
+    TableName: table(),
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+    ExpressionAttributeValues: { ':pk': keys.eventKeyPk(businessId, orderingKey), ':lo': keys.outboxSkPrefix, ':hi': `${keys.outboxSkPrefix}${eventSkOfDelivery}` },
+    ConsistentRead: true,
+    Limit: 2,
+  }));
+  return (out.Items ?? []).some((item) => item.sk !== `${keys.outboxSkPrefix}${eventSkOfDelivery}`);
 }
 
 /** Every outbox item of one index shard committed before `before` (ISO time). */
@@ -54,4 +112,18 @@ export async function outboxItemsBefore(shard: number, before: string): Promise<
     ExpressionAttributeValues: { ':pk': keys.outboxIndexPk(shard), ':before': before },
   });
   return items.map(toEvent);
+}
+
+/** Every outbox item of a business (all index shards), oldest first: for tests and diagnostics. */
+export async function outboxItemsOf(businessId: string): Promise<DomainEvent[]> {
+  const all: DomainEvent[] = [];
+  for (let shard = 0; shard < keys.outboxShards; shard++) {
+    const items = await queryAll({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :b)',
+      ExpressionAttributeValues: { ':pk': keys.outboxIndexPk(shard), ':b': `B#${businessId}#` },
+    });
+    all.push(...items.map(toEvent));
+  }
+  return all.sort((a, b) => eventSk(a).localeCompare(eventSk(b)));
 }

@@ -3,11 +3,10 @@
  * (pk B#{bid}#WH#{id}, sk D#{deliveryId}; gsi1 by time for the deliveries list) and the ordering lanes
  * (one small item per pending delivery that has an ordering key).
  */
-import { BatchGetCommand, type BatchGetCommandOutput, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryPrefix } from '#shared/store/query.ts';
-import type { TransactItem } from '#shared/events/outbox.ts';
 import type { Attempt, Delivery, DeliveryStatus, Subscription } from './model.ts';
 
 const KEY_ATTRS = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'type', 'ttl'];
@@ -125,31 +124,127 @@ const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
 
 const deliveryItem = (d: Delivery) => ({
   ...keys.delivery(d.businessId, d.webhookId, d.id),
-  ...keys.deliveryByTime(d.businessId, d.webhookId, d.createdAt, d.id),
   type: 'delivery',
   ttl: Math.floor(Date.parse(d.createdAt) / 1000) + DELIVERY_RETENTION_SECONDS,
   ...d,
 });
 
-/**
- * Creates a delivery and, when it has an ordering key, its lane item, atomically and only once: a
- * second fan-out of the same event (sweep, duplicate message) changes nothing. False when it existed.
- */
+/** Creates one delivery that waits in no lane (test deliveries), only once. False when it existed. */
 export async function createDelivery(d: Delivery): Promise<boolean> {
-  const put: TransactItem = { Put: { TableName: table(), Item: deliveryItem(d), ConditionExpression: 'attribute_not_exists(pk)' } };
   try {
-    if (d.laneKey && d.laneSk) {
-      await db.send(new TransactWriteCommand({
-        TransactItems: [put, { Put: { TableName: table(), Item: { ...keys.deliveryLane(d.businessId, d.webhookId, d.laneKey, d.laneSk), type: 'lane', deliveryId: d.id, nextAttemptAt: d.nextAttemptAt } } }],
-      }));
-    } else {
-      await db.send(new PutCommand(put.Put as never));
-    }
+    await db.send(new PutCommand({ TableName: table(), Item: deliveryItem(d), ConditionExpression: 'attribute_not_exists(pk)' }));
     return true;
   } catch (err) {
-    if (isConditionFailure(err) || isCancelledByCondition(err)) return false;
+    if (isConditionFailure(err)) return false;
     throw err;
   }
+}
+
+const laneItem = (d: Delivery) => ({
+  ...keys.deliveryLane(d.businessId, d.webhookId, d.laneKey!, d.laneSk!),
+  type: 'lane',
+  webhookId: d.webhookId,
+  laneSk: d.laneSk,
+  deliveryId: d.id,
+  nextAttemptAt: d.nextAttemptAt,
+});
+
+/** Writes items 25 per request, retrying what DynamoDB leaves unprocessed. */
+async function batchWrite(requests: NonNullable<BatchWriteCommandInput['RequestItems']>[string]): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let request: BatchWriteCommandInput['RequestItems'] = { [table()]: requests.slice(i, i + 25) };
+    for (let tries = 0; request && Object.keys(request).length > 0; tries++) {
+      if (tries === 6) throw new Error('batch write left items unprocessed');
+      if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
+      const out: BatchWriteCommandOutput = await db.send(new BatchWriteCommand({ RequestItems: request }));
+      request = out.UnprocessedItems;
+    }
+  }
+}
+
+/** Reads items by key, 100 per request, retrying what DynamoDB leaves unprocessed. */
+async function batchGet(keyList: Record<string, unknown>[], projection?: string): Promise<Record<string, any>[]> {
+  const found: Record<string, any>[] = [];
+  for (let i = 0; i < keyList.length; i += 100) {
+    let request: Record<string, any> | undefined = {
+      [table()]: { Keys: keyList.slice(i, i + 100), ConsistentRead: true, ...(projection ? { ProjectionExpression: projection, ExpressionAttributeNames: { '#s': 'status' } } : {}) },
+    };
+    for (let tries = 0; request && Object.keys(request).length > 0; tries++) {
+      if (tries === 6) throw new Error('batch get left keys unprocessed');
+      if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
+      const out: BatchGetCommandOutput = await db.send(new BatchGetCommand({ RequestItems: request }));
+      found.push(...(out.Responses?.[table()] ?? []));
+      request = out.UnprocessedKeys;
+    }
+  }
+  return found;
+}
+
+export interface CreatedDeliveries {
+  /** Written now (or, for those sent at once, their lane items). */
+  created: Delivery[];
+  /** Already there (a repeated fan-out): id and status, so the caller can re-queue a pending one. */
+  existing: Pick<Delivery, 'businessId' | 'webhookId' | 'id' | 'status' | 'laneKey' | 'laneSk'>[];
+}
+
+/**
+ * Creates deliveries (and the lane items of those with an ordering key) in batches: one read of which
+ * of those that `mayExist` do exist, then batched writes of the rest. The records of deliveries in `sentAtOnce` are not written:
+ * their first attempt, queued with the delivery itself, writes them with its outcome (their lane
+ * items, written now, hold their place meanwhile).
+ *
+ * A repeated fan-out of the same event (sweep, redelivered message) finds its deliveries and writes
+ * nothing; a pending one gets its lane item again (a crash may have come between the two writes). A
+ * repeat while a first attempt is in flight, or two fan-outs of one event at the very same moment,
+ * may send a delivery twice under the same id, which receivers already tolerate (at-least-once).
+ */
+export async function createDeliveries(ds: Delivery[], sentAtOnce: Set<string> = new Set(), mayExist: (d: Delivery) => boolean = () => true): Promise<CreatedDeliveries> {
+  if (ds.length === 0) return { created: [], existing: [] };
+  const toCheck = ds.filter(mayExist);
+  const found = toCheck.length === 0 ? [] : await batchGet(toCheck.map((d) => keys.delivery(d.businessId, d.webhookId, d.id)), 'businessId, webhookId, id, #s, laneKey, laneSk');
+  const existingIds = new Set(found.map((f) => `${f.webhookId}/${f.id}`));
+  const created = ds.filter((d) => !existingIds.has(`${d.webhookId}/${d.id}`));
+  const existing = found as CreatedDeliveries['existing'];
+  const writes: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = [];
+  for (const d of created) {
+    if (!sentAtOnce.has(`${d.webhookId}/${d.id}`)) writes.push({ PutRequest: { Item: deliveryItem(d) } });
+    if (d.laneKey && d.laneSk) writes.push({ PutRequest: { Item: laneItem(d) } });
+  }
+  for (const e of existing) {
+    if (e.status === 'pending' && e.laneKey && e.laneSk) {
+      const d = ds.find((x) => x.id === e.id && x.webhookId === e.webhookId)!;
+      writes.push({ PutRequest: { Item: laneItem({ ...d, laneKey: e.laneKey, laneSk: e.laneSk }) } });
+    }
+  }
+  await batchWrite(writes);
+  return { created, existing };
+}
+
+/**
+ * Tells a pending delivery which delivery waits behind it in its lane, so that it wakes that one as
+ * soon as it is done. False when it is no longer pending (then the follower need not wait for it).
+ */
+export async function setNextInLane(ref: { businessId: string; webhookId: string; deliveryId: string }, next: string): Promise<boolean> {
+  try {
+    await db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.delivery(ref.businessId, ref.webhookId, ref.deliveryId),
+      UpdateExpression: 'SET nextInLane = :n',
+      ConditionExpression: '#s = :pending',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':n': next, ':pending': 'pending' },
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Takes a finished delivery out of its lane (idempotent). */
+export async function leaveLane(d: Pick<Delivery, 'businessId' | 'webhookId' | 'laneKey' | 'laneSk'>): Promise<void> {
+  if (!d.laneKey || !d.laneSk) return;
+  await db.send(new DeleteCommand({ TableName: table(), Key: keys.deliveryLane(d.businessId, d.webhookId, d.laneKey, d.laneSk) }));
 }
 
 export async function getDelivery(bid: string, webhookId: string, id: string): Promise<Delivery | undefined> {
@@ -157,12 +252,12 @@ export async function getDelivery(bid: string, webhookId: string, id: string): P
   return out.Item ? strip<Delivery>(out.Item) : undefined;
 }
 
+/** A subscription's deliveries, newest first (their ids sort by event time). */
 export async function listDeliveries(bid: string, webhookId: string, limit: number, start?: Record<string, unknown>) {
   const out = await db.send(new QueryCommand({
     TableName: table(),
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.deliveriesByTimePk(bid, webhookId) },
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :d)',
+    ExpressionAttributeValues: { ':pk': keys.deliveriesPk(bid, webhookId), ':d': 'D#' },
     ScanIndexForward: false,
     Limit: limit,
     ExclusiveStartKey: start,
@@ -171,41 +266,33 @@ export async function listDeliveries(bid: string, webhookId: string, limit: numb
 }
 
 export interface LaneEntry {
-  sk: string;
+  laneSk: string;
   deliveryId: string;
   nextAttemptAt: string;
 }
+
+export const laneEntry = (item: Record<string, any>): LaneEntry => ({ laneSk: item.laneSk, deliveryId: item.deliveryId, nextAttemptAt: item.nextAttemptAt });
 
 /** The first two deliveries of a lane: the head (the only one that may be sent) and the one behind it. */
 export async function laneFront(bid: string, webhookId: string, laneKey: string): Promise<LaneEntry[]> {
   const out = await db.send(new QueryCommand({
     TableName: table(),
-    KeyConditionExpression: 'pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.deliveryLanePk(bid, webhookId, laneKey) },
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :lane)',
+    ExpressionAttributeValues: { ':pk': keys.eventKeyPk(bid, laneKey), ':lane': keys.deliveryLanePrefix(webhookId) },
     ConsistentRead: true,
     Limit: 2,
   }));
-  return (out.Items ?? []).map((item) => ({ sk: item.sk as string, deliveryId: item.deliveryId as string, nextAttemptAt: item.nextAttemptAt as string }));
+  return (out.Items ?? []).map(laneEntry);
 }
 
 /** Subscriptions by key in one round trip (the delivery worker reads those of a whole batch at once). */
 export async function getSubscriptions(refs: { businessId: string; webhookId: string }[]): Promise<Map<string, Subscription>> {
-  const found = new Map<string, Subscription>();
   const unique = [...new Map(refs.map((r) => [`${r.businessId}/${r.webhookId}`, r])).values()];
-  for (let i = 0; i < unique.length; i += 100) {
-    let request: Record<string, any> | undefined = {
-      [table()]: { Keys: unique.slice(i, i + 100).map((r) => keys.webhook(r.businessId, r.webhookId)), ConsistentRead: true },
-    };
-    for (let tries = 0; request && Object.keys(request).length > 0 && tries < 5; tries++) {
-      const out: BatchGetCommandOutput = await db.send(new BatchGetCommand({ RequestItems: request }));
-      for (const item of out.Responses?.[table()] ?? []) {
-        const s = strip<Subscription>(item);
-        found.set(`${s.businessId}/${s.id}`, s);
-      }
-      request = out.UnprocessedKeys;
-    }
-  }
-  return found;
+  const items = await batchGet(unique.map((r) => keys.webhook(r.businessId, r.webhookId)));
+  return new Map(items.map((item) => {
+    const s = strip<Subscription>(item);
+    return [`${s.businessId}/${s.id}`, s];
+  }));
 }
 
 export type Claim =
@@ -259,10 +346,12 @@ export interface Outcome {
 }
 
 /**
- * Records an attempt (or a give-up without one) and releases the lease; a delivery that is done leaves
- * its lane in the same transaction, so the next delivery of the lane can go.
+ * Records an attempt (or a give-up without one) and releases the lease, then updates the delivery's
+ * lane item: a delivery that is done leaves its lane, so the next one of the lane can go (a crash in
+ * between leaves a lane item of a finished delivery, which the delivery worker clears when it finds it).
+ * Returns the delivery as recorded.
  */
-export async function recordOutcome(d: Delivery, outcome: Outcome): Promise<void> {
+export async function recordOutcome(d: Delivery, outcome: Outcome): Promise<Delivery> {
   const now = new Date().toISOString();
   const values: Record<string, unknown> = { ':s': outcome.status, ':now': now };
   const sets = ['#s = :s', 'updatedAt = :now'];
@@ -279,30 +368,67 @@ export async function recordOutcome(d: Delivery, outcome: Outcome): Promise<void
     sets.push('failedAt = :now', 'failureReason = :reason');
     values[':reason'] = outcome.failureReason ?? null;
   }
-  const update: TransactItem = {
-    Update: {
-      TableName: table(),
-      Key: keys.delivery(d.businessId, d.webhookId, d.id),
-      UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil`,
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: values,
-    },
-  };
-  const items: TransactItem[] = [update];
+  const out = await db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.delivery(d.businessId, d.webhookId, d.id),
+    UpdateExpression: `SET ${sets.join(', ')} REMOVE leaseUntil`,
+    ExpressionAttributeNames: { '#s': 'status' },
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW',
+  }));
+  const recorded = strip<Delivery>(out.Attributes!);
   if (d.laneKey && d.laneSk) {
-    const laneKey = keys.deliveryLane(d.businessId, d.webhookId, d.laneKey, d.laneSk);
-    items.push(outcome.status === 'pending'
-      ? { Update: { TableName: table(), Key: laneKey, UpdateExpression: 'SET nextAttemptAt = :n', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':n': outcome.nextAttemptAt ?? now } } }
-      : { Delete: { TableName: table(), Key: laneKey } });
+    if (outcome.status !== 'pending') await leaveLane(d);
+    else {
+      await db.send(new UpdateCommand({
+        TableName: table(),
+        Key: keys.deliveryLane(d.businessId, d.webhookId, d.laneKey, d.laneSk),
+        UpdateExpression: 'SET nextAttemptAt = :n',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':n': outcome.nextAttemptAt ?? now },
+      })).catch((err) => {
+        // A redelivered delivery has no lane item any more.
+        if (!isConditionFailure(err)) throw err;
+      });
+    }
   }
-  try {
-    if (items.length === 1) await db.send(new UpdateCommand(update.Update as never));
-    else await db.send(new TransactWriteCommand({ TransactItems: items }));
-  } catch (err) {
-    // A redelivered delivery has no lane item any more: record the attempt alone.
-    if (!isCancelledByCondition(err)) throw err;
-    await db.send(new UpdateCommand(update.Update as never));
+  return recorded;
+}
+
+/** The delivery as it stands once `outcome` is recorded. */
+export function withOutcome(d: Delivery, outcome: Outcome, now: string): Delivery {
+  const next: Delivery = { ...d, status: outcome.status, updatedAt: now };
+  delete next.leaseUntil;
+  if (outcome.attempt) {
+    next.attempts = [...(d.attempts ?? []), outcome.attempt];
+    next.attemptCount = (d.attemptCount ?? 0) + 1;
   }
+  if (outcome.nextAttemptAt) next.nextAttemptAt = outcome.nextAttemptAt;
+  if (outcome.status === 'delivered') next.deliveredAt = now;
+  if (outcome.status === 'failed') {
+    next.failedAt = now;
+    next.failureReason = outcome.failureReason ?? null;
+  }
+  return next;
+}
+
+/**
+ * Records the outcomes of deliveries whose whole record the caller holds (first attempts), in batched
+ * writes: each record replaced, and each lane item updated (still pending) or removed (done).
+ */
+export async function recordOutcomes(list: { delivery: Delivery; outcome: Outcome }[]): Promise<void> {
+  const now = new Date().toISOString();
+  const writes: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = [];
+  for (const { delivery, outcome } of list) {
+    const d = withOutcome(delivery, outcome, now);
+    writes.push({ PutRequest: { Item: deliveryItem(d) } });
+    if (d.laneKey && d.laneSk) {
+      writes.push(d.status === 'pending'
+        ? { PutRequest: { Item: laneItem(d) } }
+        : { DeleteRequest: { Key: keys.deliveryLane(d.businessId, d.webhookId, d.laneKey, d.laneSk) } });
+    }
+  }
+  await batchWrite(writes);
 }
 
 /** Makes a finished delivery pending again for a manual redelivery (outside its lane: the user asked for it now). */

@@ -109,7 +109,7 @@ export async function sendTest(bid: string, id: string) {
 export async function listDeliveryViews(bid: string, id: string, limit: number, cursor: string | undefined) {
   await mustGet(bid, id);
   const start = decodeCursor(cursor);
-  if (cursor && (!start || start.gsi1pk !== keys.deliveriesByTimePk(bid, id) || start.pk !== keys.deliveriesPk(bid, id))) throw badRequest('invalid_cursor', 'The cursor is not valid');
+  if (cursor && (!start || start.pk !== keys.deliveriesPk(bid, id) || typeof start.sk !== 'string' || !start.sk.startsWith('D#') || Object.keys(start).length !== 2)) throw badRequest('invalid_cursor', 'The cursor is not valid');
   let page;
   try {
     page = await listDeliveries(bid, id, limit, start);

@@ -23,7 +23,7 @@ export const webhookSettings = {
   /** A subscription whose deliveries keep failing this long (and exhaust their attempts) is disabled. */
   disableAfterSeconds: num('WEBHOOK_DISABLE_AFTER_SECONDS', 3 * 86_400),
   /** How long a delivery waiting behind an earlier one of its ordering lane sleeps before looking again. */
-  laneWaitSeconds: num('WEBHOOK_LANE_WAIT_SECONDS', 5),
+  laneWaitSeconds: num('WEBHOOK_LANE_WAIT_SECONDS', 2),
   /** Outbox items older than this are re-published by the sweep (the original publish was lost). */
   sweepAfterSeconds: num('OUTBOX_SWEEP_AFTER_SECONDS', 60),
 } as const;

@@ -18,7 +18,7 @@ export async function sweepOutbox(olderThanSeconds: number = webhookSettings.swe
     const events = await outboxItemsBefore(shard, before);
     // Oldest first, so lanes fill in commit order.
     events.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
-    await publish(events);
+    await publish(events, { resent: true });
     published += events.length;
   }
   if (published > 0) logger.warn('outbox sweep re-published events', { published });

@@ -54,7 +54,7 @@ const started = Date.now();
 const runModule = (name: string) =>
   new Promise<BenchFigure[]>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'run-one.ts'), name, quick ? 'quick' : 'full'], {
-      env: { ...process.env, TABLE_NAME: `wa-crm-bench-${name}`, NODE_OPTIONS: '' },
+      env: { ...process.env, TABLE_NAME: `wa-crm-bench-${name}`, NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';

@@ -53,9 +53,7 @@ export async function startMessagingStack(): Promise<MessagingStack> {
   const { createBusiness } = await import('#shared/business/repository.ts');
   const { createApiKey } = await import('#shared/auth/api-keys.ts');
   const { SCOPES } = await import('#shared/auth/scopes.ts');
-  const { db, table } = await import('#shared/store/client.ts');
-  const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
-  const { keys } = await import('#shared/store/keys.ts');
+  const { outboxItemsOf } = await import('#shared/webhooks/outbox-store.ts');
 
   const sandbox = async (method: string, path: string, body?: unknown) =>
     parse(await fetch(`${stack.sandboxUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }));
@@ -94,8 +92,7 @@ export async function startMessagingStack(): Promise<MessagingStack> {
     },
     // The outbox items of the business, oldest first (the fan-out worker may have removed some: read before idle).
     events: async (businessId) => {
-      const out = await db.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.outboxPk(businessId) } }));
-      return (out.Items ?? []).map((i) => ({ event: i.event, data: i.data }));
+      return (await outboxItemsOf(businessId)).map((e) => ({ event: e.event, data: e.data }));
     },
     stop: () => stack.stop(),
   };

@@ -228,15 +228,24 @@ describe('webhook delivery', () => {
     expect(r.received.slice(0, 3).map((x) => x.headers['x-webhook-event'])).toEqual(['contact.created', 'contact.created', 'contact.created']);
   });
 
-  it('fans out a lost earlier event of the same contact before a later one', async () => {
+  it('holds a later event of a contact back while an earlier one is lost, and delivers both in order once the sweep finds it', async () => {
+    // Prepare: the publish of contact.created is lost (its outbox item stays), then a later event of the same contact.
     const t = await newTenant();
     const r = await receiver();
     await subscribe(t, r.url);
     const created = newEvent(t.businessId, 'contact.created', { contact_id: 'k2' });
-    await db.send(new TransactWriteCommand({ TransactItems: [outboxPut(created)] })); // publish lost
+    await db.send(new TransactWriteCommand({ TransactItems: [outboxPut(created)] }));
     await new Promise((res) => setTimeout(res, 5));
     await commit([], [newEvent(t.businessId, 'contact.stage_changed', { contact_id: 'k2' })]);
+
+    // Act: the later event waits (its delivery polls its lane); then the sweep publishes the lost one.
+    await new Promise((res) => setTimeout(res, 300));
+    const beforeSweep = r.received.length;
+    await sweepOutbox(0);
     await r.waitFor(2);
+
+    // Assess
+    expect(beforeSweep).toBe(0);
     expect(r.received.map((x) => x.headers['x-webhook-event'])).toEqual(['contact.created', 'contact.stage_changed']);
   });
 

@@ -24,10 +24,14 @@ describe('ordering keys', () => {
 
 describe('delivery ids and matching', () => {
   it('gives the same event and subscription the same UUID, and others different ones', () => {
-    expect(deliveryId('e1', 'w1')).toBe(deliveryId('e1', 'w1'));
-    expect(deliveryId('e1', 'w1')).not.toBe(deliveryId('e1', 'w2'));
-    expect(deliveryId('e2', 'w1')).not.toBe(deliveryId('e1', 'w1'));
-    expect(deliveryId('e1', 'w1')).toMatch(UUID_RE);
+    const at = '2026-11-21T10:00:00.000Z';
+    expect(deliveryId('e1', 'w1', at)).toBe(deliveryId('e1', 'w1', at));
+    expect(deliveryId('e1', 'w1', at)).not.toBe(deliveryId('e1', 'w2', at));
+    expect(deliveryId('e2', 'w1', at)).not.toBe(deliveryId('e1', 'w1', at));
+    expect(deliveryId('e1', 'w1', at)).toMatch(UUID_RE);
+    expect(deliveryId('e1', 'w1', at)[14]).toBe('7');
+    // Ids sort by event time, whatever the hash: the deliveries list reads them newest first from the table.
+    expect(deliveryId('zz', 'w1', at) < deliveryId('aa', 'w1', '2026-11-21T10:00:00.001Z')).toBe(true);
   });
 
   it('matches by name or *, and never for a disabled subscription', () => {
