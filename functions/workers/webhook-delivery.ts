@@ -30,7 +30,7 @@ export const handler = async (event: SQSEvent, context: Context) => {
   const subscriptions = await getSubscriptions([...jobs.values()]);
   // First attempts that carry their delivery go out together and are recorded in one batched write.
   const first = [...jobs].filter(([id, job]) => isFirstAttempt(job) && !again.has(id)).map(([, job]) => job);
-  const firstDone = first.length > 0 ? processFirstAttempts(first.map((j) => j.delivery!), subscriptions) : Promise.resolve();
+  const firstDone = first.length > 0 ? processFirstAttempts(first, subscriptions) : Promise.resolve();
   firstDone.catch(() => undefined); // observed per record below
   // One processor per invocation: the local runtime runs several batches of one module at once.
   return processPartialResponse(event, async (r: SQSRecord) => {

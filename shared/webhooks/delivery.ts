@@ -16,7 +16,7 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
 import type { Attempt, Delivery, DeliveryJob, Subscription } from './model.ts';
-import { claimDelivery, clearFailing, createDelivery, getSubscription, laneFront, leaveLane, markFailing, type Outcome, recordOutcome, recordOutcomes, releaseDelivery, updateSubscription } from './repository.ts';
+import { claimDelivery, clearEventOutbox, clearFailing, createDelivery, joinLane, getSubscription, laneFront, leaveLane, markFailing, type Outcome, recordOutcome, recordOutcomes, releaseDelivery, updateSubscription } from './repository.ts';
 import { deliveryJob } from './fanout.ts';
 import { hasEarlierOutboxEvent } from './outbox-store.ts';
 import { nextDelaySeconds } from './retry.ts';
@@ -138,6 +138,11 @@ export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<s
   }
   const { outcome, after } = await attemptDelivery(d, subscriptions ? subscriptions.get(`${d.businessId}/${d.webhookId}`) : await getSubscription(d.businessId, d.webhookId), now);
   const recorded = await recordOutcome(d, outcome);
+  if (job.clearsOutbox) {
+    // A lone delivery (its first attempt's worker died): its event's outbox item held the lane until now.
+    if (outcome.status === 'pending') await joinLane(recorded);
+    await clearEventOutbox(d);
+  }
   if (outcome.status !== 'pending') await wake(d, successor ?? recorded?.nextInLane);
   await after?.();
 }
@@ -152,10 +157,10 @@ export const isFirstAttempt = (job: DeliveryJob): boolean => job.delivery !== un
  * request). A follower the fan-out named after the job was queued may then wait the lane wait once
  * more before it goes; order is never at stake, the follower checks its lane itself.
  */
-export async function processFirstAttempts(ds: Delivery[], subscriptions: Map<string, Subscription>): Promise<void> {
+export async function processFirstAttempts(jobs: DeliveryJob[], subscriptions: Map<string, Subscription>): Promise<void> {
   const now = Date.now();
-  const results = await Promise.all(ds.map(async (d) => ({ d, ...(await attemptDelivery(d, subscriptions.get(`${d.businessId}/${d.webhookId}`), now)) })));
-  await recordOutcomes(results.map(({ d, outcome }) => ({ delivery: d, outcome })));
+  const results = await Promise.all(jobs.map(async ({ delivery: d, clearsOutbox }) => ({ d: d!, clearsOutbox, ...(await attemptDelivery(d!, subscriptions.get(`${d!.businessId}/${d!.webhookId}`), now)) })));
+  await recordOutcomes(results.map(({ d, outcome, clearsOutbox }) => ({ delivery: d, outcome, clearsOutbox })));
   await Promise.all(results.map(async ({ d, outcome, after }) => {
     if (outcome.status !== 'pending') await wake(d, d.nextInLane);
     await after?.();

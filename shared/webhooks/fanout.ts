@@ -125,8 +125,9 @@ async function planGroup(group: DomainEvent[], cache: SubscriptionCache, again: 
   const partition = await readKeyPartition(group[0].businessId, key, eventSk(group[group.length - 1]));
   const ours = new Set(group.map((e) => e.id));
   // An event whose outbox item is gone was fanned out already (the item goes last): nothing to do.
-  const events = partition.events.filter((e) => ours.has(e.id));
-  const othersBefore = (e: DomainEvent) => partition.events.some((o) => !ours.has(o.id) && eventSk(o) < eventSk(e));
+  const inOutbox = new Set(partition.outbox.map((o) => o.id));
+  const events = group.filter((e) => inOutbox.has(e.id));
+  const othersBefore = (e: DomainEvent) => partition.outbox.some((o) => !ours.has(o.id) && o.sk < eventSk(e));
   const deliveries: Planned[] = [];
   const lastPlanned = new Map<string, Planned>();
   for (const e of events) {
@@ -164,21 +165,37 @@ const firstJob = (d: Delivery): DeliveryJob => {
  * Creates the planned deliveries (batched writes) and queues their jobs: a lane head's job carries the
  * delivery; a delivery behind another is woken by it when it is done, and also gets a job after the
  * lane wait in case that wake-up is lost.
+ *
+ * An event with a single delivery that goes out at once (the usual case: one subscription) leaves
+ * nothing in the table here: its outbox item stays and holds the key's later events back, as a lane
+ * item would, and the first attempt writes the record and clears the outbox item with its outcome.
+ * Returns the ids of those events (their outbox items are not the fan-out's to delete).
  */
-async function createAndQueue(planned: Planned[]): Promise<void> {
+async function createAndQueue(planned: Planned[]): Promise<Set<string>> {
   const ref = (d: Pick<Delivery, 'webhookId' | 'id'>) => `${d.webhookId}/${d.id}`;
-  const firstJobs = new Map(planned.filter((p) => p.head).map((p) => [ref(p.delivery), firstJob(p.delivery)]));
-  // A head whose job carries it is written by its first attempt, with the outcome.
+  const perEvent = new Map<string, number>();
+  for (const p of planned) perEvent.set(p.delivery.eventId, (perEvent.get(p.delivery.eventId) ?? 0) + 1);
+  const firstJobs = new Map(planned.filter((p) => p.head).map((p) => {
+    // A repeated fan-out may meet a first attempt still in flight: its deliveries are written and leased as usual.
+    const job = p.mayExist ? deliveryJob(p.delivery) : firstJob(p.delivery);
+    if (job.delivery && perEvent.get(p.delivery.eventId) === 1) job.clearsOutbox = true;
+    return [ref(p.delivery), job];
+  }));
+  // A head whose job carries it is written by its first attempt, with the outcome; a lone one has no lane item either.
   const sentAtOnce = new Set([...firstJobs].filter(([, job]) => job.delivery).map(([key]) => key));
+  const alone = new Set([...firstJobs].filter(([, job]) => job.clearsOutbox).map(([key]) => key));
   const check = new Set(planned.filter((p) => p.mayExist).map((p) => ref(p.delivery)));
-  const { created, existing } = await createDeliveries(planned.map((p) => p.delivery), sentAtOnce, (d) => check.has(ref(d)));
+  const { created, existing } = await createDeliveries(planned.map((p) => p.delivery), { sentAtOnce, alone, mayExist: (d) => check.has(ref(d)) });
   const createdIds = new Set(created.map(ref));
+  const handedOver = new Set<string>();
   const jobs: Promise<void>[] = [];
   for (const p of planned) {
     const d = p.delivery;
     if (!createdIds.has(ref(d))) continue;
     if (p.head) {
-      jobs.push(enqueue('webhook-deliveries', firstJobs.get(ref(d))!));
+      const job = firstJobs.get(ref(d))!;
+      if (job.clearsOutbox) handedOver.add(d.eventId);
+      jobs.push(enqueue('webhook-deliveries', job));
       continue;
     }
     jobs.push((async () => {
@@ -194,6 +211,7 @@ async function createAndQueue(planned: Planned[]): Promise<void> {
   // (a job for a delivery that is already done is dropped by the delivery worker).
   for (const e of existing) if (e.status === 'pending') jobs.push(enqueue('webhook-deliveries', deliveryJob(e)));
   await Promise.all(jobs);
+  return handedOver;
 }
 
 /** Fans out one event and clears its outbox item. */
@@ -227,14 +245,15 @@ export async function fanOutBatch(events: DomainEvent[], again: Set<string> = ne
       for (const e of group) failed.add(e.id);
     }
   }));
+  let handedOver: Set<string>;
   try {
-    await createAndQueue(plans.flatMap((p) => p.deliveries));
+    handedOver = await createAndQueue(plans.flatMap((p) => p.deliveries));
   } catch (err) {
     logger.warn('fan-out failed; the events will be retried', { error: err as Error });
     for (const e of events) failed.add(e.id);
     return failed;
   }
   // A failure here leaves outbox items behind: the sweep publishes them again, and a repeat changes nothing.
-  await deleteOutboxItems(plans.flatMap((p) => p.events)).catch((err) => logger.warn('outbox cleanup failed; the sweep will retry', { error: err as Error }));
+  await deleteOutboxItems(plans.flatMap((p) => p.events).filter((e) => !handedOver.has(e.id))).catch((err) => logger.warn('outbox cleanup failed; the sweep will retry', { error: err as Error }));
   return failed;
 }

@@ -72,6 +72,11 @@ export interface DeliveryJob {
    * one first.
    */
   delivery?: Delivery;
+  /**
+   * With `delivery`: the event's only delivery, which has no lane item; whoever records its first
+   * attempt also deletes the event's outbox item (which held the key's later events back meanwhile).
+   */
+  clearsOutbox?: boolean;
 }
 
 /** The `X-Webhook-Event` of POST /user-webhooks/{id}/test. */

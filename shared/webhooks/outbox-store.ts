@@ -37,8 +37,8 @@ export async function deleteOutboxItems(events: DomainEvent[]): Promise<void> {
 
 /** What the partition of one ordering key holds up to an event: what the fan-out needs to keep order. */
 export interface KeyPartition {
-  /** Events of the key still in the outbox, committed up to and including the given one, oldest first. */
-  events: DomainEvent[];
+  /** Events of the key still in the outbox (ids and outbox sort keys), up to and including the given one, oldest first. */
+  outbox: { id: string; sk: string }[];
   /**
    * Lane items per subscription (oldest first), or undefined when the partition was too large to read
    * in one page: then no delivery of this key may be taken for a lane head without checking.
@@ -48,6 +48,8 @@ export interface KeyPartition {
 
 /** One page is plenty for a key's pending events and lanes; a key with more falls back to per-delivery checks. */
 const PARTITION_PAGE = 200;
+/** Only what ordering needs (the events themselves come with the queue messages). */
+const PARTITION_PROJECTION = { ProjectionExpression: 'sk, #t, id, webhookId, laneSk, deliveryId, nextAttemptAt', ExpressionAttributeNames: { '#t': 'type' } };
 
 /**
  * Reads an ordering key's partition in one consistent query: its outbox items (events not yet fanned
@@ -56,36 +58,38 @@ const PARTITION_PAGE = 200;
 export async function readKeyPartition(businessId: string, orderingKey: string, upToSk: string): Promise<KeyPartition> {
   const pk = keys.eventKeyPk(businessId, orderingKey);
   const last = `${keys.outboxSkPrefix}${upToSk}`;
+  const outboxEntry = (item: Record<string, any>) => ({ id: item.id as string, sk: (item.sk as string).slice(keys.outboxSkPrefix.length) });
   const out = await db.send(new QueryCommand({
     TableName: table(),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': pk },
     ConsistentRead: true,
     Limit: PARTITION_PAGE,
+    ...PARTITION_PROJECTION,
   }));
-  const items = out.Items ?? [];
   if (out.LastEvaluatedKey) {
     // A crowded key: read the outbox part whole, and leave lane checks to the delivery worker.
-    const events = await queryAll({
+    const items = await queryAll({
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
       ExpressionAttributeValues: { ':pk': pk, ':lo': keys.outboxSkPrefix, ':hi': last },
       ConsistentRead: true,
+      ...PARTITION_PROJECTION,
     });
-    return { events: events.map(toEvent), lanes: undefined };
+    return { outbox: items.map(outboxEntry), lanes: undefined };
   }
   const lanes = new Map<string, LaneEntry[]>();
-  const events: DomainEvent[] = [];
-  for (const item of items) {
+  const outbox: KeyPartition['outbox'] = [];
+  for (const item of out.Items ?? []) {
     const sk = item.sk as string;
     if (sk.startsWith(keys.outboxSkPrefix)) {
-      if (sk <= last) events.push(toEvent(item));
+      if (sk <= last) outbox.push(outboxEntry(item));
     } else if (item.type === 'lane') {
       const list = lanes.get(item.webhookId) ?? [];
       list.push(laneEntry(item));
       lanes.set(item.webhookId, list);
     }
   }
-  return { events, lanes };
+  return { outbox, lanes };
 }
 
 /**

@@ -7,6 +7,7 @@ import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type Ba
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryPrefix } from '#shared/store/query.ts';
+import { UNORDERED } from './ordering.ts';
 import type { Attempt, Delivery, DeliveryStatus, Subscription } from './model.ts';
 
 const KEY_ATTRS = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'type', 'ttl'];
@@ -198,7 +199,16 @@ export interface CreatedDeliveries {
  * repeat while a first attempt is in flight, or two fan-outs of one event at the very same moment,
  * may send a delivery twice under the same id, which receivers already tolerate (at-least-once).
  */
-export async function createDeliveries(ds: Delivery[], sentAtOnce: Set<string> = new Set(), mayExist: (d: Delivery) => boolean = () => true): Promise<CreatedDeliveries> {
+export interface CreateOptions {
+  /** `webhookId/id` of deliveries whose first attempt writes their record. */
+  sentAtOnce?: Set<string>;
+  /** Of those, the ones without a lane item (their event's outbox item holds the lane). */
+  alone?: Set<string>;
+  /** Whether a delivery may exist already (only those are looked up). */
+  mayExist?: (d: Delivery) => boolean;
+}
+
+export async function createDeliveries(ds: Delivery[], { sentAtOnce = new Set(), alone = new Set(), mayExist = () => true }: CreateOptions = {}): Promise<CreatedDeliveries> {
   if (ds.length === 0) return { created: [], existing: [] };
   const toCheck = ds.filter(mayExist);
   const found = toCheck.length === 0 ? [] : await batchGet(toCheck.map((d) => keys.delivery(d.businessId, d.webhookId, d.id)), 'businessId, webhookId, id, #s, laneKey, laneSk');
@@ -207,8 +217,9 @@ export async function createDeliveries(ds: Delivery[], sentAtOnce: Set<string> =
   const existing = found as CreatedDeliveries['existing'];
   const writes: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = [];
   for (const d of created) {
-    if (!sentAtOnce.has(`${d.webhookId}/${d.id}`)) writes.push({ PutRequest: { Item: deliveryItem(d) } });
-    if (d.laneKey && d.laneSk) writes.push({ PutRequest: { Item: laneItem(d) } });
+    const ref = `${d.webhookId}/${d.id}`;
+    if (!sentAtOnce.has(ref)) writes.push({ PutRequest: { Item: deliveryItem(d) } });
+    if (d.laneKey && d.laneSk && !alone.has(ref)) writes.push({ PutRequest: { Item: laneItem(d) } });
   }
   for (const e of existing) {
     if (e.status === 'pending' && e.laneKey && e.laneSk) {
@@ -416,19 +427,35 @@ export function withOutcome(d: Delivery, outcome: Outcome, now: string): Deliver
  * Records the outcomes of deliveries whose whole record the caller holds (first attempts), in batched
  * writes: each record replaced, and each lane item updated (still pending) or removed (done).
  */
-export async function recordOutcomes(list: { delivery: Delivery; outcome: Outcome }[]): Promise<void> {
+export async function recordOutcomes(list: { delivery: Delivery; outcome: Outcome; clearsOutbox?: boolean }[]): Promise<void> {
   const now = new Date().toISOString();
   const writes: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = [];
-  for (const { delivery, outcome } of list) {
+  for (const { delivery, outcome, clearsOutbox } of list) {
     const d = withOutcome(delivery, outcome, now);
     writes.push({ PutRequest: { Item: deliveryItem(d) } });
     if (d.laneKey && d.laneSk) {
-      writes.push(d.status === 'pending'
-        ? { PutRequest: { Item: laneItem(d) } }
-        : { DeleteRequest: { Key: keys.deliveryLane(d.businessId, d.webhookId, d.laneKey, d.laneSk) } });
+      // Still pending: the lane item holds its place (a lone delivery gets one now, as its outbox item goes).
+      if (d.status === 'pending') writes.push({ PutRequest: { Item: laneItem(d) } });
+      else if (!clearsOutbox) writes.push({ DeleteRequest: { Key: keys.deliveryLane(d.businessId, d.webhookId, d.laneKey, d.laneSk) } });
     }
+    if (clearsOutbox) writes.push({ DeleteRequest: { Key: eventOutboxKey(d) } });
   }
   await batchWrite(writes);
+}
+
+/** The outbox item of a delivery's event. */
+export const eventOutboxKey = (d: Pick<Delivery, 'businessId' | 'laneKey' | 'eventCreatedAt' | 'eventId'>) =>
+  keys.outbox(d.businessId, d.laneKey ?? UNORDERED, `${d.eventCreatedAt}#${d.eventId}`);
+
+/** Gives a pending delivery its lane item (a lone delivery whose first attempt failed). */
+export async function joinLane(d: Delivery): Promise<void> {
+  if (!d.laneKey || !d.laneSk) return;
+  await db.send(new PutCommand({ TableName: table(), Item: laneItem(d) }));
+}
+
+/** Deletes the outbox item of a delivery's event. */
+export async function clearEventOutbox(d: Delivery): Promise<void> {
+  await db.send(new DeleteCommand({ TableName: table(), Key: eventOutboxKey(d) }));
 }
 
 /** Makes a finished delivery pending again for a manual redelivery (outside its lane: the user asked for it now). */
