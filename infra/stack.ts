@@ -184,6 +184,11 @@ export class ServiceStack extends Stack {
         for (const q of queues) this.queues.get(q)?.grantSendMessages(role);
         if (bucket) this.bucket.grantReadWrite(role);
         if (upstream) upstreamSecret.grantRead(role);
+        // The fan-out reads the ordering-key partitions of a whole batch in one PartiQL SELECT (`pk IN [...]`,
+        // a query per partition, never a scan: no other PartiQL action is granted, and no statement runs unkeyed).
+        if (handler === 'workers/event-fanout') {
+          role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['dynamodb:PartiQLSelect'], resources: [this.table.tableArn] }));
+        }
         roles.set(signature, role);
       }
       return role;

@@ -18,7 +18,9 @@ import type { DomainEvent } from '#shared/events/outbox.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import type { Delivery, DeliveryJob, Subscription } from './model.ts';
 import { createDeliveries, listSubscriptions, setNextInLane } from './repository.ts';
-import { deleteOutboxItems, readKeyPartition } from './outbox-store.ts';
+import { deleteOutboxItems, partitionReader } from './outbox-store.ts';
+
+type PartitionReader = ReturnType<typeof partitionReader>;
 import { webhookSettings } from './settings.ts';
 import { logger } from '#shared/log/logger.ts';
 import { eventSk, orderingKey } from './ordering.ts';
@@ -105,13 +107,14 @@ const byCommitOrder = (a: DomainEvent, b: DomainEvent) => eventSk(a).localeCompa
 
 /**
  * Plans the deliveries of a group of events of one business sharing an ordering key (or of one event
- * without a key). A keyed group first reads its key's partition (one consistent query), which tells
+ * without a key). A keyed group first reads its key's partition (consistently; the batch's groups in
+ * one statement), which tells
  * for each new delivery whether it heads its subscription's lane or which delivery it follows. An
  * event of the key committed earlier and still in the outbox belongs to another worker (or its
  * publish was lost, and the sweep will publish it again): the group's deliveries wait behind it, and
  * the delivery worker checks their lane and the outbox before each sends.
  */
-async function planGroup(group: DomainEvent[], cache: SubscriptionCache, again: Set<string>): Promise<Plan> {
+async function planGroup(group: DomainEvent[], cache: SubscriptionCache, again: Set<string>, read: PartitionReader): Promise<Plan> {
   const subscriptions = await subscriptionsOf(cache, group[0].businessId);
   const key = orderingKey(group[0]) ?? null;
   if (!group.some((e) => subscriptions.some((s) => subscribes(s, e.event)))) return { events: group, deliveries: [] };
@@ -122,7 +125,7 @@ async function planGroup(group: DomainEvent[], cache: SubscriptionCache, again: 
     };
   }
   group.sort(byCommitOrder);
-  const partition = await readKeyPartition(group[0].businessId, key, eventSk(group[group.length - 1]));
+  const partition = await read(group[0].businessId, key, eventSk(group[group.length - 1]));
   const ours = new Set(group.map((e) => e.id));
   // An event whose outbox item is gone was fanned out already (the item goes last): nothing to do.
   const inOutbox = new Set(partition.outbox.map((o) => o.id));
@@ -152,6 +155,9 @@ async function planGroup(group: DomainEvent[], cache: SubscriptionCache, again: 
   }
   return { events, deliveries };
 }
+
+/** Longer than any first attempt takes (the send's time-out, plus the worker's own work). */
+const IN_FLIGHT_MARGIN_SECONDS = webhookSettings.timeoutMs / 1000 + 5;
 
 /** Jobs whose serialised delivery stays well inside SQS's 256 KB message limit carry it. */
 const MAX_CARRIED_BYTES = 200_000;
@@ -195,7 +201,9 @@ async function createAndQueue(planned: Planned[]): Promise<Set<string>> {
     if (p.head) {
       const job = firstJobs.get(ref(d))!;
       if (job.clearsOutbox) handedOver.add(d.eventId);
-      jobs.push(enqueue('webhook-deliveries', job));
+      // A repeated fan-out cannot tell a delivery never queued from a first attempt still in flight (it
+      // leaves no trace until it is recorded): its job waits until such an attempt is surely over.
+      jobs.push(enqueue('webhook-deliveries', job, p.mayExist ? { delaySeconds: IN_FLIGHT_MARGIN_SECONDS } : {}));
       continue;
     }
     jobs.push((async () => {
@@ -229,6 +237,8 @@ export async function fanOutEvent(e: DomainEvent): Promise<void> {
  */
 export async function fanOutBatch(events: DomainEvent[], again: Set<string> = new Set(events.map((e) => e.id))): Promise<Set<string>> {
   const cache: SubscriptionCache = new Map();
+  // The groups' partition reads, gathered into one statement.
+  const read = partitionReader();
   const failed = new Set<string>();
   const groups = new Map<string, DomainEvent[]>();
   for (const e of events) {
@@ -239,7 +249,7 @@ export async function fanOutBatch(events: DomainEvent[], again: Set<string> = ne
   const plans: Plan[] = [];
   await Promise.all([...groups.values()].map(async (group) => {
     try {
-      plans.push(await planGroup(group, cache, again));
+      plans.push(await planGroup(group, cache, again, read));
     } catch (err) {
       logger.warn('fan-out failed; the events will be retried', { eventIds: group.map((e) => e.id), error: err as Error });
       for (const e of group) failed.add(e.id);

@@ -4,7 +4,7 @@
  * lanes, so the fan-out reads older events of the key and the lanes in one consistent query; the sweep
  * reads the outbox index, which only holds events not yet fanned out.
  */
-import { BatchWriteCommand, QueryCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, ExecuteStatementCommand, QueryCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll } from '#shared/store/query.ts';
@@ -51,6 +51,25 @@ const PARTITION_PAGE = 200;
 /** Only what ordering needs (the events themselves come with the queue messages). */
 const PARTITION_PROJECTION = { ProjectionExpression: 'sk, #t, id, webhookId, laneSk, deliveryId, nextAttemptAt', ExpressionAttributeNames: { '#t': 'type' } };
 
+const outboxEntry = (item: Record<string, any>) => ({ id: item.id as string, sk: (item.sk as string).slice(keys.outboxSkPrefix.length) });
+
+/** Sorts a partition's items (in key order) into its outbox entries up to `last` and its lanes. */
+function partitionOf(items: Record<string, any>[], last: string): KeyPartition {
+  const lanes = new Map<string, LaneEntry[]>();
+  const outbox: KeyPartition['outbox'] = [];
+  for (const item of items) {
+    const sk = item.sk as string;
+    if (sk.startsWith(keys.outboxSkPrefix)) {
+      if (sk <= last) outbox.push(outboxEntry(item));
+    } else if (item.type === 'lane') {
+      const list = lanes.get(item.webhookId) ?? [];
+      list.push(laneEntry(item));
+      lanes.set(item.webhookId, list);
+    }
+  }
+  return { outbox, lanes };
+}
+
 /**
  * Reads an ordering key's partition in one consistent query: its outbox items (events not yet fanned
  * out) and the lanes of every subscription (deliveries not yet done).
@@ -58,7 +77,6 @@ const PARTITION_PROJECTION = { ProjectionExpression: 'sk, #t, id, webhookId, lan
 export async function readKeyPartition(businessId: string, orderingKey: string, upToSk: string): Promise<KeyPartition> {
   const pk = keys.eventKeyPk(businessId, orderingKey);
   const last = `${keys.outboxSkPrefix}${upToSk}`;
-  const outboxEntry = (item: Record<string, any>) => ({ id: item.id as string, sk: (item.sk as string).slice(keys.outboxSkPrefix.length) });
   const out = await db.send(new QueryCommand({
     TableName: table(),
     KeyConditionExpression: 'pk = :pk',
@@ -77,19 +95,77 @@ export async function readKeyPartition(businessId: string, orderingKey: string, 
     });
     return { outbox: items.map(outboxEntry), lanes: undefined };
   }
-  const lanes = new Map<string, LaneEntry[]>();
-  const outbox: KeyPartition['outbox'] = [];
-  for (const item of out.Items ?? []) {
-    const sk = item.sk as string;
-    if (sk.startsWith(keys.outboxSkPrefix)) {
-      if (sk <= last) outbox.push(outboxEntry(item));
-    } else if (item.type === 'lane') {
-      const list = lanes.get(item.webhookId) ?? [];
-      list.push(laneEntry(item));
-      lanes.set(item.webhookId, list);
+  return partitionOf(out.Items ?? [], last);
+}
+
+/** Partition keys per PartiQL statement (DynamoDB takes up to 50 values in an IN on the partition key). */
+const KEYS_PER_STATEMENT = 50;
+
+interface PartitionRequest {
+  businessId: string;
+  orderingKey: string;
+  upToSk: string;
+  resolve: (p: KeyPartition) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Reads several keys' partitions in one consistent PartiQL statement (`WHERE pk IN [...]`, a query of
+ * each partition, never a scan); when the keys hold more than a page between them, each is read on its
+ * own instead.
+ */
+async function readKeyPartitions(requests: PartitionRequest[]): Promise<void> {
+  for (let i = 0; i < requests.length; i += KEYS_PER_STATEMENT) {
+    const chunk = requests.slice(i, i + KEYS_PER_STATEMENT);
+    const pks = [...new Set(chunk.map((r) => keys.eventKeyPk(r.businessId, r.orderingKey)))];
+    try {
+      // DynamoDB answers an IN in pages (of 10 items); a chunk holding more than a page per key is read key by key.
+      const items: Record<string, any>[] = [];
+      let next: string | undefined;
+      do {
+        const out = await db.send(new ExecuteStatementCommand({
+          Statement: `SELECT pk, sk, "type", id, webhookId, laneSk, deliveryId, nextAttemptAt FROM "${table()}" WHERE pk IN [${pks.map(() => '?').join(', ')}]`,
+          Parameters: pks,
+          ConsistentRead: true,
+          NextToken: next,
+        }));
+        items.push(...(out.Items ?? []));
+        next = out.NextToken;
+      } while (next && items.length <= PARTITION_PAGE * pks.length);
+      if (next) {
+        await Promise.all(chunk.map((r) => readKeyPartition(r.businessId, r.orderingKey, r.upToSk).then(r.resolve, r.reject)));
+        continue;
+      }
+      const byPk = new Map<string, Record<string, any>[]>();
+      for (const item of items) byPk.set(item.pk, [...(byPk.get(item.pk) ?? []), item]);
+      for (const r of chunk) {
+        const items = (byPk.get(keys.eventKeyPk(r.businessId, r.orderingKey)) ?? []).sort((x, y) => (x.sk < y.sk ? -1 : x.sk > y.sk ? 1 : 0));
+        const partition = partitionOf(items, `${keys.outboxSkPrefix}${r.upToSk}`);
+        // A crowded key gets the same answer as from a read of its own: lane checks are the delivery worker's.
+        r.resolve(items.length >= PARTITION_PAGE ? { outbox: partition.outbox, lanes: undefined } : partition);
+      }
+    } catch (err) {
+      for (const r of chunk) r.reject(err);
     }
   }
-  return { outbox, lanes };
+}
+
+/**
+ * A reader that gathers the partition reads asked for in the same turn of the event loop (the groups of
+ * one fan-out batch, planned in parallel) into one statement.
+ */
+export function partitionReader(): (businessId: string, orderingKey: string, upToSk: string) => Promise<KeyPartition> {
+  let pending: PartitionRequest[] = [];
+  return (businessId, orderingKey, upToSk) => new Promise<KeyPartition>((resolve, reject) => {
+    if (pending.length === 0) {
+      setImmediate(() => {
+        const requests = pending;
+        pending = [];
+        void readKeyPartitions(requests);
+      });
+    }
+    pending.push({ businessId, orderingKey, upToSk, resolve, reject });
+  });
 }
 
 /**

@@ -12,11 +12,25 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { Agent, request } from 'undici';
 import pLimit from 'p-limit';
+import { execSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { BenchFigure, BenchOptions } from './types.ts';
 
 const RECEIVER_LATENCY_MS = Number(process.env.BENCH_WEBHOOK_LATENCY_MS ?? 50);
 /** Messages in flight per queue in the local runtime (LocalQueues counts messages, not batches). */
 const CONCURRENCY = 40;
+
+/** CPU time of the DynamoDB Local JVM so far (trace mode: BENCH_TRACE=1). */
+function javaCpuMs(): number {
+  if (!process.env.BENCH_TRACE) return 0;
+  try {
+    const pid = execSync('pgrep -f DynamoDBLocal.jar').toString().trim().split('\n')[0];
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
 
 export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
   process.env.WEBHOOK_RETRY_BASE_SECONDS = '0.05';
@@ -51,7 +65,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
   const queues = new LocalQueues({ retryDelayMs: 100, concurrency }).start();
 
   const n = quick ? 300 : 1000;
-  const rounds = quick ? 2 : 3;
+  const rounds = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? (quick ? 2 : 3));
   const pipeline: number[] = [];
   const bare: number[] = [];
   try {
@@ -68,10 +82,12 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
 
       const before = receiver.received.length;
       counting = record;
+      const javaBefore = javaCpuMs();
       let t = performance.now();
       await publish(events);
       await receiver.waitFor(before + n, 300_000);
       if (record) pipeline.push(n / ((performance.now() - t) / 1000));
+      if (process.env.BENCH_TRACE) console.error(`DynamoDB Local CPU ${((javaCpuMs() - javaBefore) / n).toFixed(2)} ms per delivery, wall ${((performance.now() - t) / n).toFixed(2)} ms per delivery`);
       await queues.idle(60_000);
       counting = false;
 

@@ -87,6 +87,16 @@ describe('CDK stack', () => {
     }
   });
 
+  it('grants PartiQL reads to the event fan-out alone, and no other PartiQL action', () => {
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as any[];
+    const withPartiQL = policies.filter((p) => p.Properties.PolicyDocument.Statement.some((st: any) => [st.Action].flat().some((a: string) => a.startsWith('dynamodb:PartiQL'))));
+    expect(withPartiQL).toHaveLength(1);
+    const actions = withPartiQL[0].Properties.PolicyDocument.Statement.flatMap((st: any) => [st.Action].flat()).filter((a: string) => a.startsWith('dynamodb:PartiQL'));
+    expect(actions).toEqual(['dynamodb:PartiQLSelect']);
+    const fanOutRole = stack.functions.get('workers/event-fanout')!.role!;
+    expect(withPartiQL[0].Properties.Roles).toEqual([{ Ref: stack.getLogicalId(fanOutRole.node.defaultChild as any) }]);
+  });
+
   it('stays under CloudFormation\'s 500-resource limit', () => {
     expect(Object.keys(template.toJSON().Resources).length).toBeLessThan(450);
   });
