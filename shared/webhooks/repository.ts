@@ -194,10 +194,9 @@ export interface CreatedDeliveries {
  * their first attempt, queued with the delivery itself, writes them with its outcome (their lane
  * items, written now, hold their place meanwhile).
  *
- * A repeated fan-out of the same event (sweep, redelivered message) finds its deliveries and writes
- * nothing; a pending one gets its lane item again (a crash may have come between the two writes). A
- * repeat while a first attempt is in flight, or two fan-outs of one event at the very same moment,
- * may send a delivery twice under the same id, which receivers already tolerate (at-least-once).
+ * A repeated fan-out of the same event (sweep, redelivered message: `mayExist`) finds its deliveries
+ * and writes nothing (a pending one gets its lane item again: a crash may have come between the two
+ * writes); what it does write, it writes conditionally, one by one.
  */
 export interface CreateOptions {
   /** `webhookId/id` of deliveries whose first attempt writes their record. */
@@ -213,11 +212,20 @@ export async function createDeliveries(ds: Delivery[], { sentAtOnce = new Set(),
   const toCheck = ds.filter(mayExist);
   const found = toCheck.length === 0 ? [] : await batchGet(toCheck.map((d) => keys.delivery(d.businessId, d.webhookId, d.id)), 'businessId, webhookId, id, #s, laneKey, laneSk');
   const existingIds = new Set(found.map((f) => `${f.webhookId}/${f.id}`));
-  const created = ds.filter((d) => !existingIds.has(`${d.webhookId}/${d.id}`));
   const existing = found as CreatedDeliveries['existing'];
+  const created: Delivery[] = [];
   const writes: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = [];
-  for (const d of created) {
+  // Those that may exist and were not found are written only if they still do not exist: a first attempt
+  // in flight may record its delivery between the look-up and the write (its record then stands).
+  await Promise.all(ds.filter((d) => mayExist(d) && !existingIds.has(`${d.webhookId}/${d.id}`)).map(async (d) => {
+    if (await createDelivery(d)) {
+      created.push(d);
+      if (d.laneKey && d.laneSk) writes.push({ PutRequest: { Item: laneItem(d) } });
+    }
+  }));
+  for (const d of ds.filter((x) => !mayExist(x))) {
     const ref = `${d.webhookId}/${d.id}`;
+    created.push(d);
     if (!sentAtOnce.has(ref)) writes.push({ PutRequest: { Item: deliveryItem(d) } });
     if (d.laneKey && d.laneSk && !alone.has(ref)) writes.push({ PutRequest: { Item: laneItem(d) } });
   }
