@@ -26,11 +26,14 @@ export const handler = async (event: SQSEvent, context: Context) => {
       // A body that is not a job fails alone below and ends in the DLQ.
     }
   }
-  // Read once per batch: the secret used to sign is never older than the batch.
-  const subscriptions = await getSubscriptions([...jobs.values()]);
+  // Read once per batch: the secret used to sign is never older than the batch (first attempts start
+  // with the fan-out's snapshot meanwhile, and go again if it changed).
+  const current = getSubscriptions([...jobs.values()]);
+  current.catch(() => undefined); // observed below
   // First attempts that carry their delivery go out together and are recorded in one batched write.
   const first = [...jobs].filter(([id, job]) => isFirstAttempt(job) && !again.has(id)).map(([, job]) => job);
-  const firstDone = first.length > 0 ? processFirstAttempts(first, subscriptions) : Promise.resolve();
+  const firstDone = first.length > 0 ? processFirstAttempts(first, current) : Promise.resolve();
+  const subscriptions = await current;
   firstDone.catch(() => undefined); // observed per record below
   // One processor per invocation: the local runtime runs several batches of one module at once.
   return processPartialResponse(event, async (r: SQSRecord) => {

@@ -15,8 +15,8 @@ import { webhookDelivery } from '#shared/metrics/metrics.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
-import type { Attempt, Delivery, DeliveryJob, Subscription } from './model.ts';
-import { claimDelivery, clearEventOutbox, clearFailing, createDelivery, joinLane, getSubscription, laneFront, leaveLane, markFailing, type Outcome, recordOutcome, recordOutcomes, releaseDelivery, updateSubscription } from './repository.ts';
+import type { Attempt, Delivery, DeliveryJob, Subscription, SubscriptionTarget } from './model.ts';
+import { claimDelivery, clearEventOutbox, clearFailing, createDelivery, joinLane, withOutcome, getSubscription, laneFront, leaveLane, markFailing, type Outcome, recordOutcome, recordOutcomes, releaseDelivery, updateSubscription } from './repository.ts';
 import { deliveryJob } from './fanout.ts';
 import { hasEarlierOutboxEvent } from './outbox-store.ts';
 import { nextDelaySeconds } from './retry.ts';
@@ -38,7 +38,7 @@ export interface SendResult {
 }
 
 /** One signed POST of a delivery to a subscription's URL, through the SSRF-safe client, no redirects. */
-export async function send(d: Pick<Delivery, 'id' | 'event' | 'data'>, s: Pick<Subscription, 'url' | 'secret'>, attemptNo: number): Promise<SendResult> {
+export async function send(d: Pick<Delivery, 'id' | 'event' | 'data'>, s: SubscriptionTarget, attemptNo: number): Promise<SendResult> {
   const body = serializePayload(d.event, d.data);
   const at = new Date();
   const headers = signedHeaders({ deliveryId: d.id, event: d.event, body, secret: s.secret, at });
@@ -157,9 +157,22 @@ export const isFirstAttempt = (job: DeliveryJob): boolean => job.delivery !== un
  * request). A follower the fan-out named after the job was queued may then wait the lane wait once
  * more before it goes; order is never at stake, the follower checks its lane itself.
  */
-export async function processFirstAttempts(jobs: DeliveryJob[], subscriptions: Map<string, Subscription>): Promise<void> {
+export async function processFirstAttempts(jobs: DeliveryJob[], current: Promise<Map<string, Subscription>>): Promise<void> {
   const now = Date.now();
-  const results = await Promise.all(jobs.map(async ({ delivery: d, clearsOutbox }) => ({ d: d!, clearsOutbox, ...(await attemptDelivery(d!, subscriptions.get(`${d!.businessId}/${d!.webhookId}`), now)) })));
+  const results = await Promise.all(jobs.map(async ({ delivery, clearsOutbox, subscription: snapshot }) => {
+    let d = delivery!;
+    // Sent with the fan-out's snapshot of the subscription while the current one is read.
+    const early = snapshot ? send(d, snapshot, d.attemptCount + 1) : undefined;
+    const s = (await current).get(`${d.businessId}/${d.webhookId}`);
+    let sent = early ? await early : undefined;
+    if (sent && s && s.enabled && (s.secret !== snapshot!.secret || s.url !== snapshot!.url)) {
+      // The subscription changed while the attempt went out (a new secret, a new URL): that attempt is kept
+      // in the history, and the delivery goes again, at once, as the subscription is now.
+      d = withOutcome(d, { status: 'pending', attempt: { ...sent.attempt, error: `superseded: the subscription changed while sending${sent.attempt.error ? ` (${sent.attempt.error})` : ''}` } }, new Date().toISOString());
+      sent = undefined;
+    }
+    return { d, clearsOutbox, ...(await attemptDelivery(d, s, now, sent)) };
+  }));
   await recordOutcomes(results.map(({ d, outcome, clearsOutbox }) => ({ delivery: d, outcome, clearsOutbox })));
   await Promise.all(results.map(async ({ d, outcome, after }) => {
     if (outcome.status !== 'pending') await wake(d, d.nextInLane);
@@ -174,17 +187,18 @@ interface Attempted {
 }
 
 /**
- * Sends one attempt of `d` and decides what comes of it. What must precede the record happens here
+ * Sends one attempt of `d` (unless `sent` is one made already) and decides what comes of it. What must precede the record happens here
  * (a retry's job is queued before the record: a crash in between leaves a job, at worst one attempt
  * too many, never none; a subscription is disabled or marked failing).
  */
-async function attemptDelivery(d: Delivery, s: Subscription | undefined, now: number): Promise<Attempted> {
+async function attemptDelivery(d: Delivery, s: Subscription | undefined, now: number, sent?: SendResult): Promise<Attempted> {
   const failed = (reason: string, attempt?: Attempt): Attempted => ({ outcome: { status: 'failed', attempt, failureReason: reason } });
-  if (!s) return failed('subscription_deleted');
-  if (!s.enabled) return failed('subscription_disabled');
+  // (An attempt already made, with the fan-out's snapshot, is recorded even so.)
+  if (!s) return failed('subscription_deleted', sent?.attempt);
+  if (!s.enabled) return failed('subscription_disabled', sent?.attempt);
 
   const attemptNo = d.attemptCount + 1;
-  const result = await send(d, s, attemptNo);
+  const result = sent ?? await send(d, s, attemptNo);
   const failedInRun = attemptNo - (d.runStart ?? 0);
 
   if (result.ok) {

@@ -75,6 +75,7 @@ export const deliveryJob = (d: Pick<Delivery, 'businessId' | 'webhookId' | 'id'>
 /** A delivery the fan-out is about to create, and where it stands in its lane. */
 interface Planned {
   delivery: Delivery;
+  subscription: Subscription;
   /** Its event may have been fanned out before (a redelivered or re-published message): check first. */
   mayExist: boolean;
   /** First in its lane (or in none): its first attempt may go straight out. */
@@ -121,7 +122,7 @@ async function planGroup(group: DomainEvent[], cache: SubscriptionCache, again: 
   if (!key) {
     return {
       events: group,
-      deliveries: group.flatMap((e) => subscriptions.filter((s) => subscribes(s, e.event)).map((s) => ({ delivery: newDelivery(e, s, null), head: true, mayExist: again.has(e.id) }))),
+      deliveries: group.flatMap((e) => subscriptions.filter((s) => subscribes(s, e.event)).map((s) => ({ delivery: newDelivery(e, s, null), subscription: s, head: true, mayExist: again.has(e.id) }))),
     };
   }
   group.sort(byCommitOrder);
@@ -140,7 +141,7 @@ async function planGroup(group: DomainEvent[], cache: SubscriptionCache, again: 
       const lane = partition.lanes?.get(s.id) ?? [];
       // Already in its lane: fanned out before, and pending (or its first attempt is in flight).
       if (lane.some((l) => l.deliveryId === d.id)) continue;
-      const planned: Planned = { delivery: d, head: false, mayExist: again.has(e.id) };
+      const planned: Planned = { delivery: d, subscription: s, head: false, mayExist: again.has(e.id) };
       const before = lastPlanned.get(s.id);
       const inTable = lane.filter((l) => l.laneSk < d.laneSk!).at(-1);
       if (before) {
@@ -162,8 +163,8 @@ const IN_FLIGHT_MARGIN_SECONDS = webhookSettings.timeoutMs / 1000 + 5;
 /** Jobs whose serialised delivery stays well inside SQS's 256 KB message limit carry it. */
 const MAX_CARRIED_BYTES = 200_000;
 
-const firstJob = (d: Delivery): DeliveryJob => {
-  const job: DeliveryJob = { ...deliveryJob(d), delivery: d };
+const firstJob = (d: Delivery, s: Subscription): DeliveryJob => {
+  const job: DeliveryJob = { ...deliveryJob(d), delivery: d, subscription: { url: s.url, secret: s.secret } };
   return Buffer.byteLength(JSON.stringify(job)) <= MAX_CARRIED_BYTES ? job : deliveryJob(d);
 };
 
@@ -183,7 +184,7 @@ async function createAndQueue(planned: Planned[]): Promise<Set<string>> {
   for (const p of planned) perEvent.set(p.delivery.eventId, (perEvent.get(p.delivery.eventId) ?? 0) + 1);
   const firstJobs = new Map(planned.filter((p) => p.head).map((p) => {
     // A repeated fan-out may meet a first attempt still in flight: its deliveries are written and leased as usual.
-    const job = p.mayExist ? deliveryJob(p.delivery) : firstJob(p.delivery);
+    const job = p.mayExist ? deliveryJob(p.delivery) : firstJob(p.delivery, p.subscription);
     if (job.delivery && perEvent.get(p.delivery.eventId) === 1) job.clearsOutbox = true;
     return [ref(p.delivery), job];
   }));

@@ -77,7 +77,15 @@ export interface DeliveryJob {
    * attempt also deletes the event's outbox item (which held the key's later events back meanwhile).
    */
   clearsOutbox?: boolean;
+  /**
+   * With `delivery`: where and how the fan-out found the subscription. The first attempt goes out with
+   * it while the worker reads the subscription as it is now, and goes again at once if it changed.
+   */
+  subscription?: SubscriptionTarget;
 }
+
+/** What a send needs of a subscription. */
+export type SubscriptionTarget = Pick<Subscription, 'url' | 'secret'>;
 
 /** The `X-Webhook-Event` of POST /user-webhooks/{id}/test. */
 export const TEST_EVENT = 'webhook.test';
