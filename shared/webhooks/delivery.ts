@@ -3,9 +3,11 @@
  *
  * - Only the head of an ordering lane is sent; a delivery behind it waits (re-queued with a delay) and is
  *   woken as soon as the head is done.
- * - A lane head's first attempt comes with its delivery in the job and goes straight out; every other
- *   job takes a lease (conditional write), which keeps duplicate jobs from sending the same delivery
- *   twice at once.
+ * - A lane head's first attempt comes with its delivery (and the fan-out's snapshot of the subscription)
+ *   in the job and goes straight out; every other job, and any job received a second time, takes a lease
+ *   (conditional write), which keeps duplicate jobs from sending the same delivery twice at once.
+ * - A delivery checks its lane and the outbox before it is sent: an earlier event of its ordering key
+ *   that is still pending (or not yet fanned out) holds it back.
  * - 2xx: delivered. 410: the subscription is disabled. Other statuses, time-outs and network errors are
  *   retried with exponential backoff and jitter, or after `Retry-After`, until the attempts run out.
  *   Delays past SQS's 15-minute maximum are reached by re-queueing with `notBefore`.
@@ -16,7 +18,10 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
 import type { Attempt, Delivery, DeliveryJob, Subscription, SubscriptionTarget } from './model.ts';
-import { claimDelivery, clearEventOutbox, clearFailing, createDelivery, joinLane, withOutcome, getSubscription, laneFront, leaveLane, markFailing, type Outcome, recordOutcome, recordOutcomes, releaseDelivery, updateSubscription } from './repository.ts';
+import {
+  claimDelivery, clearEventOutbox, clearFailing, createDelivery, getSubscription, joinLane, laneFront, leaveLane, markFailing,
+  type Outcome, recordOutcome, recordOutcomes, releaseDelivery, updateSubscription, withOutcome,
+} from './repository.ts';
 import { deliveryJob } from './fanout.ts';
 import { hasEarlierOutboxEvent } from './outbox-store.ts';
 import { nextDelaySeconds } from './retry.ts';
@@ -80,8 +85,8 @@ async function disable(s: Subscription, reason: 'gone' | 'failing'): Promise<voi
 }
 
 /**
- * Runs one job that does not carry its delivery: it claims the delivery (a lease), and a delivery with
- * a lane checks that it heads it. `subscriptions` holds the batch's subscriptions read in one round
+ * Runs one job that is not a first attempt carrying its delivery (or that was received before): it
+ * claims the delivery (a lease), and a delivery with a lane checks that it heads it. `subscriptions` holds the batch's subscriptions read in one round
  * trip (a missing entry means the subscription was deleted); without it the subscription is read here.
  */
 export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<string, Subscription>): Promise<void> {
