@@ -9,12 +9,12 @@
  * - `B#{bid}#SEGUSE#{segmentId}` / `broadcast#{id}`: the segment-usage marker read by `GET /segments/{id}/usage`.
  */
 import {
-  BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput,
+  GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import pLimit from 'p-limit';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { batchWriteAll } from '#shared/store/batch.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { COUNT_NAMES, type Broadcast, type Counts, type Recipient, type RecipientState } from './model.ts';
 
@@ -233,32 +233,22 @@ export interface NewRecipient {
  * marked frozen, so a retried freeze only rewrites identical pending items.
  */
 export async function putRecipients(businessId: string, broadcastId: string, recipients: NewRecipient[]): Promise<void> {
-  const limit = pLimit(8);
-  const chunks: NewRecipient[][] = [];
-  for (let i = 0; i < recipients.length; i += 25) chunks.push(recipients.slice(i, i + 25));
-  await Promise.all(chunks.map((chunk) => limit(async () => {
-    let requests: any[] | undefined = chunk.map((r) => ({
-      PutRequest: {
-        Item: {
-          ...keys.broadcastRecipient(businessId, broadcastId, r.contact_id),
-          ...(r.state === 'pending' ? keys.broadcastQueue(businessId, broadcastId, r.seq) : {}),
-          type: 'broadcastRecipient',
-          broadcast_id: broadcastId,
-          contact_id: r.contact_id,
-          seq: r.seq,
-          state: r.state,
-          phone_number: r.phone_number,
-          ...(r.request ? { send_request: r.request } : {}),
-          ...(r.reason ? { reason: r.reason } : {}),
-        },
+  await batchWriteAll(recipients.map((r) => ({
+    PutRequest: {
+      Item: {
+        ...keys.broadcastRecipient(businessId, broadcastId, r.contact_id),
+        ...(r.state === 'pending' ? keys.broadcastQueue(businessId, broadcastId, r.seq) : {}),
+        type: 'broadcastRecipient',
+        broadcast_id: broadcastId,
+        contact_id: r.contact_id,
+        seq: r.seq,
+        state: r.state,
+        phone_number: r.phone_number,
+        ...(r.request ? { send_request: r.request } : {}),
+        ...(r.reason ? { reason: r.reason } : {}),
       },
-    }));
-    for (let round = 0; requests && requests.length > 0; round++) {
-      const res = await db.send(new BatchWriteCommand({ RequestItems: { [table()]: requests } }));
-      requests = res.UnprocessedItems?.[table()] as any[] | undefined;
-      if (requests?.length) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
-    }
-  })));
+    },
+  })), { concurrency: 8 });
 }
 
 /** The head of the send queue: recipients pending or claimed, in audience order (gsi1, eventually consistent). */

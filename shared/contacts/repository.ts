@@ -8,9 +8,10 @@
  *   transaction as the contact; a soft delete releases it so the number can be used again.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchGetCommand, DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { batchGetAll } from '#shared/store/batch.ts';
 import { commit, type TransactItem } from '#shared/events/outbox.ts';
 import { projectionAttributes } from '#shared/contacts/filters/projection.ts';
 import type { Contact } from './model.ts';
@@ -113,29 +114,14 @@ export async function findContactIdByPhone(bid: string, phone: string): Promise<
   return Item?.contactId as string | undefined;
 }
 
-/** BatchGetItem in chunks of 100, retrying unprocessed keys. */
-async function batchGet(keyList: { pk: string; sk: string }[]): Promise<Record<string, any>[]> {
-  const out: Record<string, any>[] = [];
-  for (let i = 0; i < keyList.length; i += 100) {
-    let pending: Record<string, any>[] | undefined = keyList.slice(i, i + 100);
-    for (let round = 0; pending && pending.length > 0; round++) {
-      const res: any = await db.send(new BatchGetCommand({ RequestItems: { [table()]: { Keys: pending, ConsistentRead: true } } }));
-      out.push(...(res.Responses?.[table()] ?? []));
-      pending = res.UnprocessedKeys?.[table()]?.Keys as Record<string, any>[] | undefined;
-      if (pending?.length) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** round)));
-    }
-  }
-  return out;
-}
-
 export async function batchGetContacts(bid: string, ids: string[]): Promise<Map<string, StoredContact>> {
-  const items = await batchGet([...new Set(ids)].map((id) => keys.contact(bid, id)));
+  const items = await batchGetAll([...new Set(ids)].map((id) => keys.contact(bid, id)));
   return new Map(items.map((it) => [it.id as string, toStored(it)]));
 }
 
 /** phone → contactId for the phones already claimed. */
 export async function batchGetPhoneClaims(bid: string, phones: string[]): Promise<Map<string, string>> {
-  const items = await batchGet([...new Set(phones)].map((p) => keys.contactPhone(bid, p)));
+  const items = await batchGetAll([...new Set(phones)].map((p) => keys.contactPhone(bid, p)));
   const prefix = 'CPHONE#';
   return new Map(items.map((it) => [(it.sk as string).slice(prefix.length), it.contactId as string]));
 }

@@ -5,11 +5,11 @@
  *    and removed with attribute_exists, so a repeated request changes nothing and counts nothing.
  *  - `pk B#{bid}#SEGUSE#{id} sk {kind}#{refId}`: where the segment is used (usage.ts).
  */
-import { BatchWriteCommand, type BatchWriteCommandOutput, DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import pLimit from 'p-limit';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll, queryPrefix } from '#shared/store/query.ts';
+import { batchWriteAll } from '#shared/store/batch.ts';
 
 export type SegmentType = 'static' | 'dynamic';
 
@@ -113,18 +113,7 @@ const partitionKeys = (pk: string): Promise<{ pk: string; sk: string }[]> =>
 
 /** Removes every item of a partition (the members of a deleted segment; contacts themselves are untouched). */
 export async function deletePartition(pk: string): Promise<void> {
-  const all = await partitionKeys(pk);
-  const limit = pLimit(8);
-  const chunks: { pk: string; sk: string }[][] = [];
-  for (let i = 0; i < all.length; i += 25) chunks.push(all.slice(i, i + 25));
-  await Promise.all(chunks.map((chunk) => limit(async () => {
-    let requests: any[] | undefined = chunk.map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; requests && requests.length > 0 && attempt < 8; attempt++) {
-      const res: BatchWriteCommandOutput = await db.send(new BatchWriteCommand({ RequestItems: { [table()]: requests } }));
-      requests = res.UnprocessedItems?.[table()];
-      if (requests?.length) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-    }
-  })));
+  await batchWriteAll((await partitionKeys(pk)).map((Key) => ({ DeleteRequest: { Key } })), { concurrency: 8 });
 }
 
 /** Contact ids of a static segment's member items (including members soft-deleted since). */

@@ -4,7 +4,8 @@
  * lanes, so the fan-out reads older events of the key and the lanes in one consistent query; the sweep
  * reads the outbox index, which only holds events not yet fanned out.
  */
-import { BatchWriteCommand, ExecuteStatementCommand, QueryCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { ExecuteStatementCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { batchWriteAll } from '#shared/store/batch.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll } from '#shared/store/query.ts';
@@ -20,19 +21,10 @@ const toEvent = (item: Record<string, any>): DomainEvent => ({
   createdAt: item.createdAt,
 });
 
-/** Deletes outbox items, 25 per request, retrying what DynamoDB leaves unprocessed. */
+/** Deletes outbox items in batched writes. */
 export async function deleteOutboxItems(events: DomainEvent[]): Promise<void> {
   const unique = [...new Map(events.map((e) => [`${e.businessId}/${eventSk(e)}`, e])).values()];
-  for (let i = 0; i < unique.length; i += 25) {
-    let request: BatchWriteCommandInput['RequestItems'] = {
-      [table()]: unique.slice(i, i + 25).map((e) => ({ DeleteRequest: { Key: outboxKey(e) } })),
-    };
-    for (let tries = 0; request && Object.keys(request).length > 0; tries++) {
-      if (tries === 5) throw new Error('outbox items left unprocessed');
-      const out: BatchWriteCommandOutput = await db.send(new BatchWriteCommand({ RequestItems: request }));
-      request = out.UnprocessedItems;
-    }
-  }
+  await batchWriteAll(unique.map((e) => ({ DeleteRequest: { Key: outboxKey(e) } })));
 }
 
 /** What the partition of one ordering key holds up to an event: what the fan-out needs to keep order. */

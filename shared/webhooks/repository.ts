@@ -3,10 +3,11 @@
  * (pk B#{bid}#WH#{id}, sk D#{deliveryId}; gsi1 by time for the deliveries list) and the ordering lanes
  * (one small item per pending delivery that has an ordering key).
  */
-import { BatchGetCommand, type BatchGetCommandOutput, BatchWriteCommand, type BatchWriteCommandInput, type BatchWriteCommandOutput, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryPrefix } from '#shared/store/query.ts';
+import { batchGetAll, batchWriteAll, type WriteRequest } from '#shared/store/batch.ts';
 import { UNORDERED } from './ordering.ts';
 import type { Attempt, Delivery, DeliveryStatus, Subscription } from './model.ts';
 
@@ -150,37 +151,6 @@ const laneItem = (d: Delivery) => ({
   nextAttemptAt: d.nextAttemptAt,
 });
 
-/** Writes items 25 per request, retrying what DynamoDB leaves unprocessed. */
-async function batchWrite(requests: NonNullable<BatchWriteCommandInput['RequestItems']>[string]): Promise<void> {
-  for (let i = 0; i < requests.length; i += 25) {
-    let request: BatchWriteCommandInput['RequestItems'] = { [table()]: requests.slice(i, i + 25) };
-    for (let tries = 0; request && Object.keys(request).length > 0; tries++) {
-      if (tries === 6) throw new Error('batch write left items unprocessed');
-      if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
-      const out: BatchWriteCommandOutput = await db.send(new BatchWriteCommand({ RequestItems: request }));
-      request = out.UnprocessedItems;
-    }
-  }
-}
-
-/** Reads items by key, 100 per request, retrying what DynamoDB leaves unprocessed. */
-async function batchGet(keyList: Record<string, unknown>[], projection?: string): Promise<Record<string, any>[]> {
-  const found: Record<string, any>[] = [];
-  for (let i = 0; i < keyList.length; i += 100) {
-    let request: Record<string, any> | undefined = {
-      [table()]: { Keys: keyList.slice(i, i + 100), ConsistentRead: true, ...(projection ? { ProjectionExpression: projection, ExpressionAttributeNames: { '#s': 'status' } } : {}) },
-    };
-    for (let tries = 0; request && Object.keys(request).length > 0; tries++) {
-      if (tries === 6) throw new Error('batch get left keys unprocessed');
-      if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
-      const out: BatchGetCommandOutput = await db.send(new BatchGetCommand({ RequestItems: request }));
-      found.push(...(out.Responses?.[table()] ?? []));
-      request = out.UnprocessedKeys;
-    }
-  }
-  return found;
-}
-
 export interface CreatedDeliveries {
   /** Written now (or, for those sent at once, their lane items). */
   created: Delivery[];
@@ -210,11 +180,11 @@ export interface CreateOptions {
 export async function createDeliveries(ds: Delivery[], { sentAtOnce = new Set(), alone = new Set(), mayExist = () => true }: CreateOptions = {}): Promise<CreatedDeliveries> {
   if (ds.length === 0) return { created: [], existing: [] };
   const toCheck = ds.filter(mayExist);
-  const found = toCheck.length === 0 ? [] : await batchGet(toCheck.map((d) => keys.delivery(d.businessId, d.webhookId, d.id)), 'businessId, webhookId, id, #s, laneKey, laneSk');
+  const found = toCheck.length === 0 ? [] : await batchGetAll(toCheck.map((d) => keys.delivery(d.businessId, d.webhookId, d.id)), { projection: 'businessId, webhookId, id, #s, laneKey, laneSk', names: { '#s': 'status' } });
   const existingIds = new Set(found.map((f) => `${f.webhookId}/${f.id}`));
   const existing = found as CreatedDeliveries['existing'];
   const created: Delivery[] = [];
-  const writes: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = [];
+  const writes: WriteRequest[] = [];
   // Those that may exist and were not found are written only if they still do not exist: a first attempt
   // in flight may record its delivery between the look-up and the write (its record then stands).
   await Promise.all(ds.filter((d) => mayExist(d) && !existingIds.has(`${d.webhookId}/${d.id}`)).map(async (d) => {
@@ -235,7 +205,7 @@ export async function createDeliveries(ds: Delivery[], { sentAtOnce = new Set(),
       writes.push({ PutRequest: { Item: laneItem({ ...d, laneKey: e.laneKey, laneSk: e.laneSk }) } });
     }
   }
-  await batchWrite(writes);
+  await batchWriteAll(writes);
   return { created, existing };
 }
 
@@ -307,7 +277,7 @@ export async function laneFront(bid: string, webhookId: string, laneKey: string)
 /** Subscriptions by key in one round trip (the delivery worker reads those of a whole batch at once). */
 export async function getSubscriptions(refs: { businessId: string; webhookId: string }[]): Promise<Map<string, Subscription>> {
   const unique = [...new Map(refs.map((r) => [`${r.businessId}/${r.webhookId}`, r])).values()];
-  const items = await batchGet(unique.map((r) => keys.webhook(r.businessId, r.webhookId)));
+  const items = await batchGetAll(unique.map((r) => keys.webhook(r.businessId, r.webhookId)));
   return new Map(items.map((item) => {
     const s = strip<Subscription>(item);
     return [`${s.businessId}/${s.id}`, s];
@@ -437,7 +407,7 @@ export function withOutcome(d: Delivery, outcome: Outcome, now: string): Deliver
  */
 export async function recordOutcomes(list: { delivery: Delivery; outcome: Outcome; clearsOutbox?: boolean }[]): Promise<void> {
   const now = new Date().toISOString();
-  const writes: NonNullable<BatchWriteCommandInput['RequestItems']>[string] = [];
+  const writes: WriteRequest[] = [];
   for (const { delivery, outcome, clearsOutbox } of list) {
     const d = withOutcome(delivery, outcome, now);
     writes.push({ PutRequest: { Item: deliveryItem(d) } });
@@ -448,7 +418,7 @@ export async function recordOutcomes(list: { delivery: Delivery; outcome: Outcom
     }
     if (clearsOutbox) writes.push({ DeleteRequest: { Key: eventOutboxKey(d) } });
   }
-  await batchWrite(writes);
+  await batchWriteAll(writes);
 }
 
 /** The outbox item of a delivery's event. */
