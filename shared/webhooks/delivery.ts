@@ -124,10 +124,10 @@ export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<s
 
   let successor: string | null = null;
   if (d.laneKey && d.laneSk) {
-    const [[head, next], earlierInOutbox] = await Promise.all([
-      laneFront(d.businessId, d.webhookId, d.laneKey),
-      hasEarlierOutboxEvent(d.businessId, d.laneKey, d.laneSk),
-    ]);
+    // The outbox first, then the lane: an earlier event hands over from its outbox item to its lane item
+    // (the lane item is written before the outbox item goes), so reading in this order never misses both.
+    const earlierInOutbox = await hasEarlierOutboxEvent(d.businessId, d.laneKey, d.laneSk);
+    const [head, next] = earlierInOutbox ? [] : await laneFront(d.businessId, d.webhookId, d.laneKey);
     const behind = head && head.deliveryId !== d.id ? head : undefined;
     if (behind || earlierInOutbox) {
       // Waiting behind an earlier event of the same ordering key: look again when the head is due

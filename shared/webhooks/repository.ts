@@ -5,6 +5,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryPrefix } from '#shared/store/query.ts';
 import { batchGetAll, batchWriteAll, type WriteRequest } from '#shared/store/batch.ts';
@@ -18,7 +19,6 @@ const strip = <T>(item: Record<string, unknown>): T => {
   return out as T;
 };
 
-const isConditionFailure = (err: unknown) => (err as Error)?.name === 'ConditionalCheckFailedException';
 const isCancelledByCondition = (err: unknown) =>
   (err as Error)?.name === 'TransactionCanceledException' &&
   ((err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
@@ -96,27 +96,23 @@ export async function deleteSubscription(bid: string, id: string): Promise<boole
 
 /** Remembers when a run of failures started (first failure only). */
 export async function markFailing(bid: string, id: string, since: string): Promise<void> {
-  await db.send(new UpdateCommand({
+  await applied(db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.webhook(bid, id),
     UpdateExpression: 'SET failingSince = :s',
     ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(failingSince) OR failingSince = :null)',
     ExpressionAttributeValues: { ':s': since, ':null': null },
-  })).catch((err) => {
-    if (!isConditionFailure(err)) throw err;
-  });
+  })));
 }
 
 export async function clearFailing(bid: string, id: string): Promise<void> {
-  await db.send(new UpdateCommand({
+  await applied(db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.webhook(bid, id),
     UpdateExpression: 'SET failingSince = :null',
     ConditionExpression: 'attribute_exists(pk)',
     ExpressionAttributeValues: { ':null': null },
-  })).catch((err) => {
-    if (!isConditionFailure(err)) throw err;
-  });
+  })));
 }
 
 // ---- deliveries ----
@@ -133,13 +129,7 @@ const deliveryItem = (d: Delivery) => ({
 
 /** Creates one delivery that waits in no lane (test deliveries), only once. False when it existed. */
 export async function createDelivery(d: Delivery): Promise<boolean> {
-  try {
-    await db.send(new PutCommand({ TableName: table(), Item: deliveryItem(d), ConditionExpression: 'attribute_not_exists(pk)' }));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return applied(db.send(new PutCommand({ TableName: table(), Item: deliveryItem(d), ConditionExpression: 'attribute_not_exists(pk)' })));
 }
 
 const laneItem = (d: Delivery) => ({
@@ -214,20 +204,14 @@ export async function createDeliveries(ds: Delivery[], { sentAtOnce = new Set(),
  * soon as it is done. False when it is no longer pending (then the follower need not wait for it).
  */
 export async function setNextInLane(ref: { businessId: string; webhookId: string; deliveryId: string }, next: string): Promise<boolean> {
-  try {
-    await db.send(new UpdateCommand({
-      TableName: table(),
-      Key: keys.delivery(ref.businessId, ref.webhookId, ref.deliveryId),
-      UpdateExpression: 'SET nextInLane = :n',
-      ConditionExpression: '#s = :pending',
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: { ':n': next, ':pending': 'pending' },
-    }));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return applied(db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.delivery(ref.businessId, ref.webhookId, ref.deliveryId),
+    UpdateExpression: 'SET nextInLane = :n',
+    ConditionExpression: '#s = :pending',
+    ExpressionAttributeNames: { '#s': 'status' },
+    ExpressionAttributeValues: { ':n': next, ':pending': 'pending' },
+  })));
 }
 
 /** Takes a finished delivery out of its lane (idempotent). */
@@ -369,16 +353,14 @@ export async function recordOutcome(d: Delivery, outcome: Outcome): Promise<Deli
   if (d.laneKey && d.laneSk) {
     if (outcome.status !== 'pending') await leaveLane(d);
     else {
-      await db.send(new UpdateCommand({
+      // A redelivered delivery has no lane item any more.
+      await applied(db.send(new UpdateCommand({
         TableName: table(),
         Key: keys.deliveryLane(d.businessId, d.webhookId, d.laneKey, d.laneSk),
         UpdateExpression: 'SET nextAttemptAt = :n',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeValues: { ':n': outcome.nextAttemptAt ?? now },
-      })).catch((err) => {
-        // A redelivered delivery has no lane item any more.
-        if (!isConditionFailure(err)) throw err;
-      });
+      })));
     }
   }
   return recorded;
@@ -408,17 +390,22 @@ export function withOutcome(d: Delivery, outcome: Outcome, now: string): Deliver
 export async function recordOutcomes(list: { delivery: Delivery; outcome: Outcome; clearsOutbox?: boolean }[]): Promise<void> {
   const now = new Date().toISOString();
   const writes: WriteRequest[] = [];
+  // A batched write applies its items in no set order: an outbox item that holds a lane goes only once
+  // the lane item that takes over from it is written, or a later event of the key could slip through.
+  const afterwards: WriteRequest[] = [];
   for (const { delivery, outcome, clearsOutbox } of list) {
     const d = withOutcome(delivery, outcome, now);
     writes.push({ PutRequest: { Item: deliveryItem(d) } });
-    if (d.laneKey && d.laneSk) {
+    const laned = Boolean(d.laneKey && d.laneSk);
+    if (laned) {
       // Still pending: the lane item holds its place (a lone delivery gets one now, as its outbox item goes).
       if (d.status === 'pending') writes.push({ PutRequest: { Item: laneItem(d) } });
-      else if (!clearsOutbox) writes.push({ DeleteRequest: { Key: keys.deliveryLane(d.businessId, d.webhookId, d.laneKey, d.laneSk) } });
+      else if (!clearsOutbox) writes.push({ DeleteRequest: { Key: keys.deliveryLane(d.businessId, d.webhookId, d.laneKey!, d.laneSk!) } });
     }
-    if (clearsOutbox) writes.push({ DeleteRequest: { Key: eventOutboxKey(d) } });
+    if (clearsOutbox) (laned && d.status === 'pending' ? afterwards : writes).push({ DeleteRequest: { Key: eventOutboxKey(d) } });
   }
   await batchWriteAll(writes);
+  await batchWriteAll(afterwards);
 }
 
 /** The outbox item of a delivery's event. */
