@@ -4,9 +4,9 @@
  * Only these attributes are read or written here, always on an existing conversation of the business.
  */
 import { missingRecord } from '#shared/auth/ownership.ts';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { notFound } from '#shared/http/errors.ts';
 
@@ -53,7 +53,7 @@ async function setFields(businessId: string, conversationId: string, fields: Par
     }));
     return fromItem(Attributes ?? {});
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) {
+    if (isConditionFailure(err)) {
       if (!condition) throw await missingRecord('conversation', conversationId, businessId, conversationNotFound());
       return undefined;
     }

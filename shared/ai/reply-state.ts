@@ -7,35 +7,27 @@
  * `replied`, `skipped` or `failed`. A delivery that fails before replying releases its claim so the queue's
  * retry can take it; one that dies without releasing leaves a claim that expires with its lease.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { applied } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { aiConfig } from './config.ts';
 
 const MARKER_TTL_SECONDS = 14 * 24 * 3600;
-
-const conditionFailed = (err: unknown) => err instanceof ConditionalCheckFailedException;
 
 /**
  * Records `messageId` as the newest inbound of the conversation unless a later one is already recorded.
  * Returns false when a later message superseded it (its own job will answer).
  */
 export async function markNewestInbound(businessId: string, conversationId: string, messageId: string, receivedAt: string): Promise<boolean> {
-  try {
-    await db.send(new UpdateCommand({
-      TableName: table(),
-      Key: keys.aiConversation(businessId, conversationId),
-      UpdateExpression: 'SET #type = :type, latestMessageId = :m, latestAt = :r',
-      ConditionExpression: 'attribute_not_exists(latestAt) OR latestAt <= :r',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: { ':type': 'aiConversation', ':m': messageId, ':r': receivedAt },
-    }));
-    return true;
-  } catch (err) {
-    if (conditionFailed(err)) return false;
-    throw err;
-  }
+  return applied(db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.aiConversation(businessId, conversationId),
+    UpdateExpression: 'SET #type = :type, latestMessageId = :m, latestAt = :r',
+    ConditionExpression: 'attribute_not_exists(latestAt) OR latestAt <= :r',
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':type': 'aiConversation', ':m': messageId, ':r': receivedAt },
+  })));
 }
 
 export async function latestInbound(businessId: string, conversationId: string): Promise<string | undefined> {
@@ -52,42 +44,33 @@ export interface Claim {
 export async function claimReply(businessId: string, conversationId: string, messageId: string, now: Date): Promise<Claim | undefined> {
   const claimedAt = now.toISOString();
   const leaseCutoff = new Date(now.getTime() - aiConfig.claimLeaseSeconds * 1000).toISOString();
-  try {
-    await db.send(new PutCommand({
-      TableName: table(),
-      Item: {
-        ...keys.aiReply(businessId, messageId),
-        type: 'aiReply',
-        conversationId,
-        messageId,
-        status: 'pending',
-        claimedAt,
-        ttl: Math.floor(now.getTime() / 1000) + MARKER_TTL_SECONDS,
-      },
-      ConditionExpression: 'attribute_not_exists(pk) OR (#status = :pending AND claimedAt < :cutoff)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pending': 'pending', ':cutoff': leaseCutoff },
-    }));
-    return { messageId, claimedAt };
-  } catch (err) {
-    if (conditionFailed(err)) return undefined;
-    throw err;
-  }
+  const claimed = await applied(db.send(new PutCommand({
+    TableName: table(),
+    Item: {
+      ...keys.aiReply(businessId, messageId),
+      type: 'aiReply',
+      conversationId,
+      messageId,
+      status: 'pending',
+      claimedAt,
+      ttl: Math.floor(now.getTime() / 1000) + MARKER_TTL_SECONDS,
+    },
+    ConditionExpression: 'attribute_not_exists(pk) OR (#status = :pending AND claimedAt < :cutoff)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':cutoff': leaseCutoff },
+  })));
+  return claimed ? { messageId, claimedAt } : undefined;
 }
 
 /** Gives the claim back so that a retry may answer (only if it is still ours). */
 export async function releaseClaim(businessId: string, claim: Claim): Promise<void> {
-  try {
-    await db.send(new DeleteCommand({
-      TableName: table(),
-      Key: keys.aiReply(businessId, claim.messageId),
-      ConditionExpression: '#status = :pending AND claimedAt = :c',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pending': 'pending', ':c': claim.claimedAt },
-    }));
-  } catch (err) {
-    if (!conditionFailed(err)) throw err;
-  }
+  await applied(db.send(new DeleteCommand({
+    TableName: table(),
+    Key: keys.aiReply(businessId, claim.messageId),
+    ConditionExpression: '#status = :pending AND claimedAt = :c',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':c': claim.claimedAt },
+  })));
 }
 
 export type ClaimOutcome = 'replied' | 'skipped' | 'failed';

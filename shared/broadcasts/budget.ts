@@ -11,8 +11,8 @@
  * Counters are conditional atomic ADDs, exact across every Lambda instance, expired by TTL.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { broadcastSettings } from './settings.ts';
 
@@ -39,7 +39,7 @@ async function take(key: { pk: string; sk: string }, n: number, cap: number, ttl
       }));
       return want;
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (!isConditionFailure(err)) throw err;
       const current = Number((err as any).Item?.count?.N ?? cap);
       want = Math.min(want, cap - current);
     }

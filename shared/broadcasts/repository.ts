@@ -11,8 +11,8 @@
 import {
   GetCommand, QueryCommand, UpdateCommand, type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { batchWriteAll } from '#shared/store/batch.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
@@ -157,7 +157,7 @@ export async function transition(
     const { Attributes } = await db.send(new UpdateCommand({ ...transitionInput(businessId, id, from, to, set, condition, conditionValues), ReturnValues: 'ALL_NEW' }));
     return Attributes ? toBroadcast(Attributes) : undefined;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return undefined;
+    if (isConditionFailure(err)) return undefined;
     throw err;
   }
 }
@@ -190,16 +190,14 @@ export function transitionInput(
 export async function addCounts(businessId: string, id: string, delta: Partial<Record<keyof Counts, number>>): Promise<void> {
   const entries = Object.entries(delta).filter(([, n]) => n);
   if (entries.length === 0) return;
-  await db.send(new UpdateCommand({
+  await applied(db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.broadcast(businessId, id),
     UpdateExpression: `ADD ${entries.map(([k], i) => `#c${i} :c${i}`).join(', ')}`,
     ConditionExpression: 'attribute_exists(pk)',
     ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#c${i}`, `c_${k}`])),
     ExpressionAttributeValues: Object.fromEntries(entries.map(([, n], i) => [`:c${i}`, n])),
-  })).catch((err) => {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
-  });
+  })));
 }
 
 export const countsSet = (counts: Counts): Record<string, number> => Object.fromEntries(COUNT_NAMES.map((n) => [`c_${n}`, counts[n]]));
@@ -286,7 +284,7 @@ export async function claimRecipient(
     }));
     return Attributes ? toRecipient(Attributes) : undefined;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return undefined;
+    if (isConditionFailure(err)) return undefined;
     throw err;
   }
 }
@@ -342,20 +340,14 @@ export async function settleRecipient(
     values[':lease'] = lease;
     condition += ' AND lease = :lease';
   }
-  try {
-    await db.send(new UpdateCommand({
-      TableName: table(),
-      Key: recipientKey(businessId, broadcastId, contactId),
-      UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
-      ConditionExpression: condition,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    }));
-    return true;
-  } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false;
-    throw err;
-  }
+  return applied(db.send(new UpdateCommand({
+    TableName: table(),
+    Key: recipientKey(businessId, broadcastId, contactId),
+    UpdateExpression: `SET ${set.join(', ')} REMOVE ${remove.join(', ')}`,
+    ConditionExpression: condition,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  })));
 }
 
 /** Every recipient's state, read consistently from the base table: the exact counts at completion. */

@@ -5,8 +5,8 @@
  * or out-of-order webhook never counts twice. `delivered` counts messages delivered or read; `read` those read.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { isConditionFailure } from '#shared/store/conditional.ts';
 import { addCounts, recipientByMessage, recipientKey } from './repository.ts';
 
 export type MessageStatus = 'sent' | 'delivered' | 'read' | 'failed';
@@ -16,7 +16,7 @@ async function update(input: Omit<ConstructorParameters<typeof UpdateCommand>[0]
     const { Attributes } = await db.send(new UpdateCommand({ TableName: table(), ...input }));
     return Attributes;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false;
+    if (isConditionFailure(err)) return false;
     throw err;
   }
 }

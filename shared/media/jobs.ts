@@ -9,12 +9,12 @@
  * from the failed condition.
  */
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 import { ApiError } from '#shared/http/errors.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { db, table } from '#shared/store/client.ts';
+import { applied } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { MediaJobReason, MediaSendRequest, PreparedMedia } from './send-media.ts';
 
@@ -84,21 +84,17 @@ export async function awaitMediaJob(businessId: string, jobId: string, budgetMs 
     await sleep(interval);
     interval = Math.min(500, Math.round(interval * 1.5));
   }
-  try {
-    await db.send(new UpdateCommand({
-      TableName: table(),
-      Key: keys.mediaJob(businessId, jobId),
-      UpdateExpression: 'SET handedOff = :t',
-      ConditionExpression: '#s = :pending',
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: { ':t': true, ':pending': 'pending' },
-    }));
-    return undefined;
-  } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    // The worker finished in the meantime.
-    return (await getMediaJob(businessId, jobId))?.outcome;
-  }
+  const handedOff = await applied(db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.mediaJob(businessId, jobId),
+    UpdateExpression: 'SET handedOff = :t',
+    ConditionExpression: '#s = :pending',
+    ExpressionAttributeNames: { '#s': 'status' },
+    ExpressionAttributeValues: { ':t': true, ':pending': 'pending' },
+  })));
+  if (handedOff) return undefined;
+  // The worker finished in the meantime.
+  return (await getMediaJob(businessId, jobId))?.outcome;
 }
 
 /**
@@ -107,33 +103,24 @@ export async function awaitMediaJob(businessId: string, jobId: string, budgetMs 
  */
 export async function settleMediaJob(businessId: string, jobId: string, outcome: MediaJobOutcome): Promise<'awaited' | 'handed_off' | 'settled'> {
   const values = { ':s': outcome.status, ':o': outcome, ':pending': 'pending' };
-  try {
-    await db.send(new UpdateCommand({
-      TableName: table(),
-      Key: keys.mediaJob(businessId, jobId),
-      UpdateExpression: 'SET #s = :s, outcome = :o',
-      ConditionExpression: '#s = :pending AND attribute_not_exists(handedOff)',
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: values,
-    }));
-    return 'awaited';
-  } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
-  }
-  try {
-    await db.send(new UpdateCommand({
-      TableName: table(),
-      Key: keys.mediaJob(businessId, jobId),
-      UpdateExpression: 'SET #s = :s, outcome = :o',
-      ConditionExpression: '#s = :pending',
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: values,
-    }));
-    return 'handed_off';
-  } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    return 'settled';
-  }
+  const awaited = await applied(db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.mediaJob(businessId, jobId),
+    UpdateExpression: 'SET #s = :s, outcome = :o',
+    ConditionExpression: '#s = :pending AND attribute_not_exists(handedOff)',
+    ExpressionAttributeNames: { '#s': 'status' },
+    ExpressionAttributeValues: values,
+  })));
+  if (awaited) return 'awaited';
+  const handedOff = await applied(db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.mediaJob(businessId, jobId),
+    UpdateExpression: 'SET #s = :s, outcome = :o',
+    ConditionExpression: '#s = :pending',
+    ExpressionAttributeNames: { '#s': 'status' },
+    ExpressionAttributeValues: values,
+  })));
+  return handedOff ? 'handed_off' : 'settled';
 }
 
 export type MediaJobFinisher = (job: MediaJobRecord, outcome: MediaJobOutcome) => Promise<void>;

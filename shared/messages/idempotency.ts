@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { applied } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { ApiError, validationError } from '#shared/http/errors.ts';
 
@@ -35,16 +36,14 @@ export async function idempotent(businessId: string, scope: string, key: string,
   const Key = keys.idempotency(businessId, scope, key);
   const hash = hashOf(requestBody);
   const nowS = Math.floor(Date.now() / 1000);
-  try {
-    await db.send(new PutCommand({
-      TableName: table(),
-      Item: { ...Key, type: 'idempotency', state: 'pending', hash, ttl: nowS + TTL_SECONDS, createdAt: new Date().toISOString() },
-      ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':now': nowS },
-    }));
-  } catch (err) {
-    if ((err as Error)?.name !== 'ConditionalCheckFailedException') throw err;
+  const claimed = await applied(db.send(new PutCommand({
+    TableName: table(),
+    Item: { ...Key, type: 'idempotency', state: 'pending', hash, ttl: nowS + TTL_SECONDS, createdAt: new Date().toISOString() },
+    ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':now': nowS },
+  })));
+  if (!claimed) {
     const { Item } = await db.send(new GetCommand({ TableName: table(), Key, ConsistentRead: true }));
     if (!Item) return idempotent(businessId, scope, key, requestBody, run);
     if (Item.hash !== hash) {

@@ -7,6 +7,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll, queryPrefix } from '#shared/store/query.ts';
 import { batchWriteAll } from '#shared/store/batch.ts';
@@ -33,8 +34,6 @@ const FIELDS = ['id', 'name', 'description', 'color', 'segmentType', 'rules', 'r
 
 const toRecord = (item: Record<string, any>): SegmentRecord =>
   Object.fromEntries(FIELDS.map((f) => [f, item[f] ?? (f === 'contactCount' ? 0 : null)])) as unknown as SegmentRecord;
-
-const isConditionFailure = (err: unknown) => (err as { name?: string })?.name === 'ConditionalCheckFailedException';
 
 export async function putSegment(bid: string, s: SegmentRecord): Promise<void> {
   await db.send(new PutCommand({
@@ -83,28 +82,22 @@ export async function updateSegment(bid: string, id: string, fields: Partial<Omi
 
 /** Stores a freshly computed count; a segment deleted meanwhile is left deleted. */
 export async function storeCount(bid: string, id: string, count: number, at: string): Promise<void> {
-  try {
-    await db.send(new UpdateCommand({
-      TableName: table(),
-      Key: keys.segment(bid, id),
-      UpdateExpression: 'SET contactCount = :c, countedAt = :at',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':c': count, ':at': at },
-    }));
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+  await applied(db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.segment(bid, id),
+    UpdateExpression: 'SET contactCount = :c, countedAt = :at',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':c': count, ':at': at },
+  })));
 }
 
 /** Deletes the segment; false when it did not exist. */
 export async function deleteSegmentItem(bid: string, id: string): Promise<boolean> {
-  try {
-    await db.send(new DeleteCommand({ TableName: table(), Key: keys.segment(bid, id), ConditionExpression: 'attribute_exists(pk)' }));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return applied(db.send(new DeleteCommand({
+    TableName: table(),
+    Key: keys.segment(bid, id),
+    ConditionExpression: 'attribute_exists(pk)',
+  })));
 }
 
 /** All keys under a partition, for bulk clean-up. */
@@ -124,30 +117,18 @@ export async function listMemberIds(bid: string, segmentId: string): Promise<str
 
 /** Adds one member; false when it already was one (nothing changed). */
 export async function addMember(bid: string, segmentId: string, contactId: string, at: string): Promise<boolean> {
-  try {
-    await db.send(new PutCommand({
-      TableName: table(),
-      Item: { ...keys.segmentMember(bid, segmentId, contactId), type: 'segmentMember', contactId, addedAt: at },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return applied(db.send(new PutCommand({
+    TableName: table(),
+    Item: { ...keys.segmentMember(bid, segmentId, contactId), type: 'segmentMember', contactId, addedAt: at },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  })));
 }
 
 /** Removes one member; false when it was not one (nothing changed). */
 export async function removeMember(bid: string, segmentId: string, contactId: string): Promise<boolean> {
-  try {
-    await db.send(new DeleteCommand({
-      TableName: table(),
-      Key: keys.segmentMember(bid, segmentId, contactId),
-      ConditionExpression: 'attribute_exists(pk)',
-    }));
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return applied(db.send(new DeleteCommand({
+    TableName: table(),
+    Key: keys.segmentMember(bid, segmentId, contactId),
+    ConditionExpression: 'attribute_exists(pk)',
+  })));
 }

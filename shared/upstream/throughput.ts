@@ -3,9 +3,9 @@
  * phone number's current one-second window (a conditional counter in the table, like the per-key limits),
  * and waits for the next second when the window is full.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { applied } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { logger } from '#shared/log/logger.ts';
 
@@ -19,20 +19,16 @@ export async function reserveSendSlot(phoneNumberId: string, perSecond: number, 
   const deadline = Date.now() + maxWaitMs;
   while (Date.now() < deadline) {
     const second = Math.floor(Date.now() / 1000);
-    try {
-      await db.send(new UpdateCommand({
-        TableName: table(),
-        Key: keys.rateWindow(`PHONE#${phoneNumberId}`, 'upstream-mps', second),
-        UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
-        ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-        ExpressionAttributeNames: { '#count': 'count', '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':one': 1, ':limit': perSecond, ':ttl': second + 120 },
-      }));
-      return second;
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      await sleep((second + 1) * 1000 - Date.now() + Math.random() * 20);
-    }
+    const reserved = await applied(db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.rateWindow(`PHONE#${phoneNumberId}`, 'upstream-mps', second),
+      UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
+      ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
+      ExpressionAttributeNames: { '#count': 'count', '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':one': 1, ':limit': perSecond, ':ttl': second + 120 },
+    })));
+    if (reserved) return second;
+    await sleep((second + 1) * 1000 - Date.now() + Math.random() * 20);
   }
   logger.warn('upstream throughput window still full; sending anyway', { phoneNumberId });
   return undefined;

@@ -6,9 +6,9 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { config, type LimitClass } from '#shared/config.ts';
 import { db, table } from '#shared/store/client.ts';
+import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { ApiError } from '../errors.ts';
@@ -40,7 +40,7 @@ export async function consume(keyId: string, limitClass: LimitClass, now = Date.
     const count = Number(Attributes?.count ?? 1);
     return { allowed: true, limit, remaining: Math.max(0, limit - count), resetEpochSeconds: reset };
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) {
+    if (isConditionFailure(err)) {
       return { allowed: false, limit, remaining: 0, resetEpochSeconds: reset };
     }
     throw err;
