@@ -8,7 +8,7 @@ import { commit, newEvent } from '#shared/events/outbox.ts';
 import { getConversation } from '#shared/conversations/repository.ts';
 import { eventData } from '#shared/messages/events.ts';
 import { getMessage, messagePut, type Message } from '#shared/messages/repository.ts';
-import { dispatchOutbound, type OutboundDraft } from '#shared/messages/send.ts';
+import { dispatchOutbound, outboundMessage, type OutboundDraft } from '#shared/messages/send.ts';
 import { logger } from '#shared/log/logger.ts';
 import { registerMediaJobFinisher, type MediaJobOutcome, type MediaJobRecord } from './jobs.ts';
 import { applyPrepared, OUTBOUND_FINISHER } from './outbound.ts';
@@ -34,21 +34,7 @@ async function finish(job: MediaJobRecord, outcome: MediaJobOutcome): Promise<vo
   const now = new Date().toISOString();
   const body = outcome.error.body as { error?: string; message?: string; code?: string };
   const message: Message = {
-    ...(existing ?? {
-      id: draft.id,
-      businessId: draft.businessId,
-      conversationId: draft.conversation.id,
-      contactId: draft.contactId,
-      direction: 'outbound',
-      messageType: draft.messageType,
-      wamid: null,
-      phoneNumber: draft.to,
-      waId: draft.to.replace(/\D/g, ''),
-      content: draft.payload[draft.messageType],
-      payload: draft.payload,
-      sentBy: draft.sentBy,
-      createdAt: draft.createdAt,
-    }),
+    ...(existing ?? outboundMessage(draft, now)),
     status: 'failed',
     failedAt: now,
     updatedAt: now,

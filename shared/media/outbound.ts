@@ -7,7 +7,7 @@
 import { ApiError } from '#shared/http/errors.ts';
 import { commit } from '#shared/events/outbox.ts';
 import { messageOwnerPut, messagePut, type Message } from '#shared/messages/repository.ts';
-import type { OutboundDraft } from '#shared/messages/send.ts';
+import { outboundMessage, type OutboundDraft } from '#shared/messages/send.ts';
 import type { Outcome } from '#shared/messages/idempotency.ts';
 import { UpstreamError } from '#shared/upstream/client.ts';
 import { isMediaType, type MediaType } from './formats.ts';
@@ -84,25 +84,7 @@ async function recoverLink(draft: OutboundDraft, request: MediaSendRequest, err:
 
 async function storeQueued(draft: OutboundDraft): Promise<Outcome> {
   const now = new Date().toISOString();
-  const message: Message = {
-    id: draft.id,
-    businessId: draft.businessId,
-    conversationId: draft.conversation.id,
-    contactId: draft.contactId,
-    direction: 'outbound',
-    messageType: draft.messageType,
-    status: 'queued',
-    wamid: null,
-    phoneNumber: draft.to,
-    waId: draft.to.replace(/\D/g, ''),
-    content: draft.payload[draft.messageType],
-    payload: draft.payload,
-    ...(draft.metadata ? { metadata: draft.metadata } : {}),
-    sentBy: draft.sentBy,
-    error: null,
-    createdAt: draft.createdAt,
-    updatedAt: now,
-  };
+  const message = outboundMessage(draft, now, 'queued');
   // Only if the worker has not finished it meanwhile.
   await commit([messagePut(message, 'attribute_not_exists(pk)'), messageOwnerPut(message)]).catch((err) => {
     if ((err as Error).name !== 'TransactionCanceledException') throw err;

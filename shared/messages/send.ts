@@ -189,14 +189,15 @@ export async function dispatchOutbound(draft: OutboundDraft, recover?: (err: Ups
   return { status: 200, body: body as unknown as Record<string, unknown> };
 }
 
-const baseMessage = (draft: OutboundDraft, now: string): Message => ({
+/** The stored message of an outbound draft, in the given status (sent, queued for the media area, failed). */
+export const outboundMessage = (draft: OutboundDraft, now: string, status: Message['status'] = 'sent'): Message => ({
   id: draft.id,
   businessId: draft.businessId,
   conversationId: draft.conversation.id,
   contactId: draft.contactId,
   direction: 'outbound',
   messageType: draft.messageType,
-  status: 'sent',
+  status,
   wamid: null,
   phoneNumber: draft.to,
   waId: draft.to.replace(/\D/g, ''),
@@ -223,7 +224,7 @@ const reactionUpdate = (businessId: string, to: { messageId: string; emoji: stri
 
 async function storeSent(draft: OutboundDraft, wamid: string, waId: string): Promise<Message> {
   const now = new Date().toISOString();
-  const message: Message = { ...baseMessage(draft, now), wamid, waId: waId || draft.to.replace(/\D/g, ''), sentAt: now };
+  const message: Message = { ...outboundMessage(draft, now), wamid, waId: waId || draft.to.replace(/\D/g, ''), sentAt: now };
   const pauseMinutes = draft.ai?.pause ? draft.ai.pauseDuration ?? 5 : undefined;
   await commitWithRetry(
     [
@@ -247,7 +248,7 @@ async function storeSent(draft: OutboundDraft, wamid: string, waId: string): Pro
 async function storeFailed(draft: OutboundDraft, failure: ReturnType<typeof toDeliveryError>): Promise<Message> {
   const now = new Date().toISOString();
   const message: Message = {
-    ...baseMessage(draft, now),
+    ...outboundMessage(draft, now),
     status: 'failed',
     failedAt: now,
     error: { code: failure.code, error: failure.error, message: failure.message, ...(failure.details ? { details: failure.details } : {}) },
