@@ -16,8 +16,9 @@ export interface TestTenant {
   keyId: string;
 }
 
-export async function newTenant(scopes: readonly Scope[] = SCOPES): Promise<TestTenant> {
-  const business = await createBusiness(`Test business ${randomUUID().slice(0, 6)}`);
+/** A new business (with its phone number) and an API key of `scopes` (all by default). */
+export async function newTenant(scopes: readonly Scope[] = SCOPES, name = `Test business ${randomUUID().slice(0, 6)}`): Promise<TestTenant> {
+  const business = await createBusiness(name);
   const key = await createApiKey(business.businessId, [...scopes]);
   return { businessId: business.businessId, phoneNumberId: business.phoneNumberId!, apiKey: key.apiKey, keyId: key.keyId };
 }

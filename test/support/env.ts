@@ -9,3 +9,18 @@ process.env.ALLOW_PRIVATE_TARGETS ??= '1';
 process.env.UPSTREAM_TOKEN ??= 'sandbox-access-token';
 process.env.UPSTREAM_APP_SECRET ??= 'sandbox-app-secret';
 process.env.UPSTREAM_VERIFY_TOKEN ??= 'sandbox-verify-token';
+
+/**
+ * Sets `vars` in process.env for one test file and answers a function that puts back what was there before
+ * (unset keys are deleted again), also for `alsoRestore`: keys the file sets itself later.
+ */
+export function overrideEnv(vars: Record<string, string>, alsoRestore: string[] = []): () => void {
+  const previous = Object.fromEntries([...Object.keys(vars), ...alsoRestore].map((k) => [k, process.env[k]]));
+  Object.assign(process.env, vars);
+  return () => {
+    for (const [k, val] of Object.entries(previous)) {
+      if (val === undefined) delete process.env[k];
+      else process.env[k] = val;
+    }
+  };
+}

@@ -2,17 +2,7 @@
  * Starts one DynamoDB Local for the whole test run (on a free port) and creates the table.
  * Test files share it; each test makes its own business, so tenancy keeps them apart.
  */
-import { createServer } from 'node:net';
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
+import { freePort } from './http.ts';
 
 export default async function globalSetup() {
   const { startDynamo, ensureTable } = await import('../../infra/local/dynamo.ts');

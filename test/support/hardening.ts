@@ -2,39 +2,24 @@
  * Helpers of the hardening tests (test/integration/security, test/e2e/hardening): the local stack with fresh
  * tenants that call it over HTTP, a webhook receiver that can be taken down, the whole of a business's items in
  * the table (for before/after comparisons), and the `hardening:` summary lines the README's Reliability section quotes.
+ * The HTTP helpers themselves (calls, parsing, the receiver) live in http.ts and are re-exported here.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LocalStack, LocalStackOptions } from '#infra/local/stack.ts';
 import type { Scope } from '#shared/auth/scopes.ts';
+import { callSandbox, callWith, type Call } from './http.ts';
 
-export interface Reply {
-  status: number;
-  body: any;
-  headers: Headers;
-}
+export { parseReply, startReceiver, type Reply } from './http.ts';
 
 export interface StackTenant {
   businessId: string;
   phoneNumberId: string;
   apiKey: string;
   keyId: string;
-  call: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Reply>;
+  call: Call;
 }
 
 /** One summary line for the README's Reliability section. */
 export const report = (line: string) => console.log(`hardening: ${line}`);
-
-export const parseReply = async (res: Response): Promise<Reply> => {
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body, headers: res.headers };
-};
 
 /** A random E.164 number whose last digit never hits a sandbox failure suffix. */
 export const randomPhone = (): string => {
@@ -50,27 +35,17 @@ export async function startHardeningStack(options: LocalStackOptions = {}) {
   const stack: LocalStack = await startLocalStack({
     port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50, ...options,
   });
-  const { createBusiness } = await import('#shared/business/repository.ts');
-  const { createApiKey } = await import('#shared/auth/api-keys.ts');
+  const { newTenant } = await import('./api.ts');
   const { SCOPES } = await import('#shared/auth/scopes.ts');
   const { db, table } = await import('#shared/store/client.ts');
   const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
 
-  const callWith = (apiKey: string) => async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    parseReply(await fetch(`${stack.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    }));
-
   const tenant = async (scopes: readonly Scope[] = SCOPES): Promise<StackTenant> => {
-    const business = await createBusiness(`Hardening ${Math.random().toString(36).slice(2, 8)}`);
-    const key = await createApiKey(business.businessId, [...scopes]);
-    return { businessId: business.businessId, phoneNumberId: business.phoneNumberId!, apiKey: key.apiKey, keyId: key.keyId, call: callWith(key.apiKey) };
+    const t = await newTenant(scopes, `Hardening ${Math.random().toString(36).slice(2, 8)}`);
+    return { ...t, call: callWith(stack.url, t.apiKey) };
   };
 
-  const sandbox = async (method: string, path: string, body?: unknown) =>
-    parseReply(await fetch(`${stack.sandboxUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }));
+  const sandbox = callSandbox(stack.sandboxUrl);
 
   /**
    * Every item of a business: its partitions (`B#{bid}`, `B#{bid}#...`) and the global pointers that name it.
@@ -96,30 +71,3 @@ export async function startHardeningStack(options: LocalStackOptions = {}) {
 }
 
 export type HardeningStack = Awaited<ReturnType<typeof startHardeningStack>>;
-
-/** A webhook receiver that records what it gets and can answer 5xx for a while ("down"). */
-export async function startReceiver() {
-  const received: { url: string; headers: IncomingHttpHeaders; body: string; at: number }[] = [];
-  let down = false;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c) => chunks.push(c));
-    req.on('end', () => {
-      if (down) return void res.writeHead(503).end('down');
-      received.push({ url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    received,
-    setDown: (value: boolean) => {
-      down = value;
-    },
-    stop: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
-}

@@ -5,10 +5,10 @@
  * The pace is set low (LIMIT_MESSAGES_PER_MINUTE 600 → broadcasts at 540/min, about 8.7 a second) so that
  * a few dozen recipients take a few seconds and the pacing can be seen.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { jest } from '@jest/globals';
 import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { callWith, freePort, startReceiver } from '../../support/http.ts';
+import { overrideEnv } from '../../support/env.ts';
 
 const ENV = {
   LIMIT_MESSAGES_PER_MINUTE: '600',
@@ -19,8 +19,7 @@ const ENV = {
   BROADCAST_LEASE_MS: '4000',
   BROADCAST_LOOP_MS: '3000',
 };
-const previousEnv = Object.fromEntries([...Object.keys(ENV), 'UPSTREAM_BASE_URL'].map((k) => [k, process.env[k]]));
-Object.assign(process.env, ENV);
+const restoreEnv = overrideEnv(ENV, ['UPSTREAM_BASE_URL']);
 
 // Generous: the timings below hold on a quiet machine, the time-outs leave room for a loaded one.
 jest.setTimeout(120_000);
@@ -28,17 +27,9 @@ jest.setTimeout(120_000);
 let stack: LocalStack;
 let key: string;
 let businessId: string;
-let receiver: Server;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let receiverUrl: string;
 const received: { event: string; data: any }[] = [];
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 
 beforeAll(async () => {
   // The service modules read UPSTREAM_BASE_URL once, possibly before the stack knows the sandbox's port: fix the port first.
@@ -47,50 +38,24 @@ beforeAll(async () => {
   stack = await startLocalStack({ port: 0, sandboxPort, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 200 });
   key = stack.demo!.apiKey;
   businessId = stack.demo!.businessId;
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      try {
-        received.push(JSON.parse(body));
-      } catch {
-        /* not ours */
-      }
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  receiver = await startReceiver({ events: received });
+  receiverUrl = receiver.url;
 }, 60_000);
 
 afterAll(async () => {
   await stack?.stop();
-  await new Promise((r) => receiver?.close(r));
-  for (const [k, val] of Object.entries(previousEnv)) {
-    if (val === undefined) delete process.env[k];
-    else process.env[k] = val;
-  }
+  await receiver?.stop();
+  restoreEnv();
 });
 
-const api = async (method: string, path: string, body?: unknown, apiKey = key) => {
-  const res = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-};
+const api = (method: string, path: string, body?: unknown, apiKey = key) => callWith(stack.url, apiKey)(method, path, body);
 
 let phoneSeq = Math.floor(Math.random() * 1e5);
 const phone = () => `+52166${String(Date.now() % 1e4).padStart(4, '0')}${String(++phoneSeq).padStart(5, '0')}`;
 
 async function otherTenant(): Promise<{ businessId: string; apiKey: string }> {
-  const { createBusiness } = await import('#shared/business/repository.ts');
-  const { createApiKey } = await import('#shared/auth/api-keys.ts');
-  const { SCOPES } = await import('#shared/auth/scopes.ts');
-  const business = await createBusiness('Other business');
-  return { businessId: business.businessId, apiKey: (await createApiKey(business.businessId, [...SCOPES])).apiKey };
+  const { newTenant } = await import('../../support/api.ts');
+  return newTenant(undefined, 'Other business');
 }
 
 /** Seeds contacts (see seed.ts) and answers their ids. */

@@ -26,12 +26,10 @@ const inbound = async (from: string) => {
 
 beforeAll(async () => {
   stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, quiet: true, queueRetryDelayMs: 50 });
-  const { createBusiness } = await import('#shared/business/repository.ts');
-  const { createApiKey } = await import('#shared/auth/api-keys.ts');
-  const { SCOPES } = await import('#shared/auth/scopes.ts');
-  const business = await createBusiness('Client test');
-  phoneNumberId = business.phoneNumberId!;
-  wa = new WaCrmClient({ baseUrl: stack.url, apiKey: (await createApiKey(business.businessId, [...SCOPES])).apiKey });
+  const { newTenant } = await import('../../support/api.ts');
+  const business = await newTenant(undefined, 'Client test');
+  phoneNumberId = business.phoneNumberId;
+  wa = new WaCrmClient({ baseUrl: stack.url, apiKey: business.apiKey });
 }, 60_000);
 afterAll(() => stack?.stop());
 

@@ -4,17 +4,16 @@
  * status, Upstream delivery codes, Other errors, Limits) as a black-box client meets them over HTTP on the
  * local stack with the sandbox's rules (decisions.md).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startMessagingStack, randomPhone, type MessagingStack, type Tenant } from '../messages/stack.ts';
 import { smallMp4, smallPng } from '../../integration/media/files.ts';
+import { startFileServer } from '../../support/http.ts';
 
 const MB = 1024 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const LIMITS = { image: '5 MB', video: '16 MB', audio: '16 MB', document: '100 MB' };
 
 let m: MessagingStack;
-let files: http.Server;
+let files: Awaited<ReturnType<typeof startFileServer>>;
 let filesUrl: string;
 const served: Record<string, Buffer> = {};
 
@@ -25,21 +24,12 @@ beforeAll(async () => {
   served['/garbage.mp3'] = Buffer.alloc(17 * MB, 7);
   served['/big.webp'] = Buffer.alloc(600 * 1024, 3);
   // A file server that answers GET only (HEAD gets 405), like many simple test servers.
-  files = http.createServer((req, res) => {
-    const path = new URL(req.url!, 'http://x').pathname;
-    const body = served[path.replace(/^\/get-only/, '')];
-    if (!body) return void res.writeHead(404).end();
-    if (req.method === 'HEAD' && path.startsWith('/get-only')) return void res.writeHead(405).end();
-    res.writeHead(200, { 'content-length': String(body.length) });
-    res.end(req.method === 'HEAD' ? undefined : body);
-  });
-  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  files = await startFileServer(served, { getOnlyPrefix: '/get-only' });
+  filesUrl = files.url;
 }, 120_000);
 
 afterAll(async () => {
-  files?.closeAllConnections();
-  await new Promise((resolve) => files?.close(resolve));
+  await files?.stop();
   await m?.stop();
 });
 

@@ -3,18 +3,17 @@
  * funnel and bulk tables, their errors, their events as a webhook receiver gets them, and the invariants
  * after 50+ simultaneous requests, checked in the table itself.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LocalStack } from '#infra/local/stack.ts';
+import { callWith, startReceiver } from '../../support/http.ts';
+import { overrideEnv } from '../../support/env.ts';
 
 const ENV = { LIMIT_REQUESTS_PER_MINUTE: '100000' };
-const previousEnv = Object.fromEntries(Object.keys(ENV).map((k) => [k, process.env[k]]));
-Object.assign(process.env, ENV);
+const restoreEnv = overrideEnv(ENV);
 
 let stack: LocalStack;
 let key: string;
 let businessId: string;
-let receiver: Server;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 const received: { event: string; data: any }[] = [];
 let queryTable: (prefix: string, bid?: string) => Promise<Record<string, any>[]>;
 let getItem: (sk: string, bid?: string) => Promise<Record<string, any> | undefined>;
@@ -47,42 +46,18 @@ beforeAll(async () => {
     return { businessId: b.businessId, apiKey: await newKey(['contacts:write', 'contacts:read', 'funnels:write', 'funnels:read'], b.businessId) };
   };
 
-  receiver = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      try {
-        received.push(JSON.parse(body));
-      } catch {
-        /* not ours */
-      }
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  const hook = await api('POST', '/user-webhooks', { name: 'crm events', url, events: ['*'] });
+  receiver = await startReceiver({ events: received });
+  const hook = await api('POST', '/user-webhooks', { name: 'crm events', url: receiver.url, events: ['*'] });
   expect(hook.status).toBe(201);
 }, 60_000);
 
 afterAll(async () => {
   await stack?.stop();
-  await new Promise((r) => receiver?.close(r));
-  for (const [k, val] of Object.entries(previousEnv)) {
-    if (val === undefined) delete process.env[k];
-    else process.env[k] = val;
-  }
+  await receiver?.stop();
+  restoreEnv();
 });
 
-const api = async (method: string, path: string, body?: unknown, apiKey = key) => {
-  const res = await fetch(`${stack.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-};
+const api = (method: string, path: string, body?: unknown, apiKey = key) => callWith(stack.url, apiKey)(method, path, body);
 
 /** Rate windows are per clock minute: start a limit test where the minute will not end under it. */
 const clearOfMinuteEnd = async () => {

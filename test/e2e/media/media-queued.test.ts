@@ -2,13 +2,12 @@
  * A media send that outlasts the wait budget: 202 with data.status queued, then the media worker
  * finishes it (the message becomes sent, with message.sent in the outbox). The budget is set to zero here.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LocalStack } from '#infra/local/stack.ts';
 import { smallPng } from '../../integration/media/files.ts';
+import { customerWrites, startFileServer } from '../../support/http.ts';
 
 let stack: LocalStack;
-let files: http.Server;
+let files: Awaited<ReturnType<typeof startFileServer>>;
 let filesUrl: string;
 const to = '+5215550002222';
 const png = await smallPng();
@@ -17,20 +16,13 @@ beforeAll(async () => {
   process.env.MEDIA_WAIT_BUDGET_MS = '0';
   const { startLocalStack } = await import('#infra/local/stack.ts');
   stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50 });
-  files = http.createServer((req, res) => {
-    if (!req.url!.endsWith('.png')) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-length': String(png.length) });
-    res.end(req.method === 'HEAD' ? undefined : png);
-  });
-  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
-  await fetch(`${stack.sandboxUrl}/__sandbox/inbound`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from: to, text: 'hola' }) });
-  await stack.queues.idle();
+  files = await startFileServer({ '/sandbox-unreachable/pic.png': png });
+  filesUrl = files.url;
+  await customerWrites(stack, to);
 }, 120_000);
 
 afterAll(async () => {
-  files?.closeAllConnections();
-  await new Promise((resolve) => files?.close(resolve));
+  await files?.stop();
   await stack?.stop();
 });
 

@@ -3,14 +3,13 @@
  * download a link (131052), compression of a large image link, a large video sent as a document with
  * autoConvert, and 413 media_too_large without it.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LocalStack } from '#infra/local/stack.ts';
 import { photoJpeg, smallMp4, smallPng } from '../../integration/media/files.ts';
+import { customerWrites, startFileServer } from '../../support/http.ts';
 
 const MB = 1024 * 1024;
 let stack: LocalStack;
-let files: http.Server;
+let files: Awaited<ReturnType<typeof startFileServer>>;
 let filesUrl: string;
 const served: Record<string, Buffer> = {};
 const to = '+5215550001111';
@@ -21,22 +20,14 @@ beforeAll(async () => {
   served['/sandbox-unreachable/pic.png'] = await smallPng();
   served['/photo.jpg'] = await photoJpeg(3000, 2200, 24);
   served['/big-clip.mp4'] = Buffer.concat([await smallMp4(), Buffer.alloc(17 * MB)]);
-  files = http.createServer((req, res) => {
-    const body = served[new URL(req.url!, 'http://x').pathname];
-    if (!body) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-length': String(body.length) });
-    res.end(req.method === 'HEAD' ? undefined : body);
-  });
-  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  files = await startFileServer(served);
+  filesUrl = files.url;
   // Free-form media messages need an open 24-hour window: the customer writes first.
-  await fetch(`${stack.sandboxUrl}/__sandbox/inbound`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from: to, text: 'hola' }) });
-  await stack.queues.idle();
+  await customerWrites(stack, to);
 }, 120_000);
 
 afterAll(async () => {
-  files?.closeAllConnections();
-  await new Promise((resolve) => files?.close(resolve));
+  await files?.stop();
   await stack?.stop();
 });
 

@@ -2,14 +2,13 @@
  * Media over HTTP on the local stack (`npm start` in-process): multipart upload, the presigned large-file
  * path, and media sends (by id, the proxy fallback on 131052, conversion to a document, 413).
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LocalStack } from '#infra/local/stack.ts';
 import { smallMp4, smallPng, tinyPdf } from '../../integration/media/files.ts';
+import { startFileServer } from '../../support/http.ts';
 
 const MB = 1024 * 1024;
 let stack: LocalStack;
-let files: http.Server;
+let files: Awaited<ReturnType<typeof startFileServer>>;
 let filesUrl: string;
 const served: Record<string, Buffer> = {};
 
@@ -18,19 +17,12 @@ beforeAll(async () => {
   stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50 });
   served['/sandbox-unreachable/pic.png'] = await smallPng();
   served['/big-clip.mp4'] = Buffer.concat([await smallMp4(), Buffer.alloc(17 * MB)]);
-  files = http.createServer((req, res) => {
-    const body = served[new URL(req.url!, 'http://x').pathname];
-    if (!body) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-length': String(body.length) });
-    res.end(req.method === 'HEAD' ? undefined : body);
-  });
-  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  files = await startFileServer(served);
+  filesUrl = files.url;
 }, 120_000);
 
 afterAll(async () => {
-  files?.closeAllConnections();
-  await new Promise((resolve) => files?.close(resolve));
+  await files?.stop();
   await stack?.stop();
 });
 
@@ -47,12 +39,6 @@ async function upload(type: string, bytes: Buffer, filename: string) {
 async function post(path: string, body: unknown) {
   const res = await fetch(`${stack.url}${path}`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as any };
-}
-
-/** Opens the 24-hour window: free-form media messages are only deliverable after the customer wrote. */
-async function customerWrites(from: string) {
-  await fetch(`${stack.sandboxUrl}/__sandbox/inbound`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from, text: 'hola' }) });
-  await stack.queues.idle();
 }
 
 describe('media over HTTP', () => {

@@ -3,18 +3,15 @@
  * and for the sandbox's control endpoints (playing the customer's side).
  */
 import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { callSandbox, callWith, type Call, type Reply } from '../../support/http.ts';
 
-export interface Reply {
-  status: number;
-  body: any;
-  headers: Headers;
-}
+export type { Reply };
 
 export interface Tenant {
   businessId: string;
   phoneNumberId: string;
   apiKey: string;
-  call: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<Reply>;
+  call: Call;
   inbound: (from: string, text?: string, extra?: Record<string, unknown>) => Promise<{ wamid: string }>;
 }
 
@@ -28,17 +25,6 @@ export interface MessagingStack {
   stop: () => Promise<void>;
 }
 
-const parse = async (res: Response): Promise<Reply> => {
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = text ? JSON.parse(text) : undefined;
-  } catch {
-    /* text */
-  }
-  return { status: res.status, body, headers: res.headers };
-};
-
 /** A random E.164 number (Mexico) whose last digits never hit a sandbox failure suffix. */
 export const randomPhone = (suffix = ''): string => {
   let n = '+52155';
@@ -50,27 +36,18 @@ export async function startMessagingStack(): Promise<MessagingStack> {
   process.env.UPSTREAM_RETRY_BASE_MS = '20';
   process.env.UPSTREAM_TIMEOUT_MS = '5000';
   const stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50 });
-  const { createBusiness } = await import('#shared/business/repository.ts');
-  const { createApiKey } = await import('#shared/auth/api-keys.ts');
-  const { SCOPES } = await import('#shared/auth/scopes.ts');
+  const { newTenant } = await import('../../support/api.ts');
   const { outboxItemsOf } = await import('#shared/webhooks/outbox-store.ts');
 
-  const sandbox = async (method: string, path: string, body?: unknown) =>
-    parse(await fetch(`${stack.sandboxUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }));
+  const sandbox = callSandbox(stack.sandboxUrl);
 
   const tenant = async (): Promise<Tenant> => {
-    const business = await createBusiness('Messaging e2e');
-    const key = await createApiKey(business.businessId, [...SCOPES]);
+    const business = await newTenant(undefined, 'Messaging e2e');
     return {
       businessId: business.businessId,
-      phoneNumberId: business.phoneNumberId!,
-      apiKey: key.apiKey,
-      call: async (method, path, body, headers = {}) =>
-        parse(await fetch(`${stack.url}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${key.apiKey}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-          body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-        })),
+      phoneNumberId: business.phoneNumberId,
+      apiKey: business.apiKey,
+      call: callWith(stack.url, business.apiKey),
       inbound: async (from, text = 'Hola', extra = {}) => {
         const res = await sandbox('POST', '/__sandbox/inbound', { from, text, phone_number_id: business.phoneNumberId, ...extra });
         if (res.status !== 200) throw new Error(`inbound failed: ${JSON.stringify(res.body)}`);

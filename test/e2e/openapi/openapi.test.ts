@@ -44,12 +44,10 @@ const phone = () => `+5215${String(Math.floor(Math.random() * 1e8)).padStart(8, 
 
 beforeAll(async () => {
   stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, quiet: true, queueRetryDelayMs: 50 });
-  const { createBusiness } = await import('#shared/business/repository.ts');
-  const { createApiKey } = await import('#shared/auth/api-keys.ts');
-  const { SCOPES } = await import('#shared/auth/scopes.ts');
-  const business = await createBusiness('OpenAPI test');
-  phoneNumberId = business.phoneNumberId!;
-  apiKey = (await createApiKey(business.businessId, [...SCOPES])).apiKey;
+  const { newTenant } = await import('../../support/api.ts');
+  const business = await newTenant(undefined, 'OpenAPI test');
+  phoneNumberId = business.phoneNumberId;
+  apiKey = business.apiKey;
   doc = await (await fetch(`${stack.url}/openapi.json`)).json();
 }, 60_000);
 afterAll(() => stack?.stop());

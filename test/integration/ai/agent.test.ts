@@ -4,16 +4,15 @@
  */
 import { localOutbox } from '#shared/queue/queue.ts';
 import { handleAiJob, type AgentPorts, type AiJob } from '#shared/ai/agent.ts';
-import { conversationHistory } from '#shared/ai/conversation-history.ts';
 import { getConversation } from '#shared/conversations/repository.ts';
-import { OpenAiCompatibleProvider } from '#shared/ai/providers/openai-compatible.ts';
 import { updateAiSettings } from '#shared/ai/settings.ts';
 import { pauseAfterHumanReply, pauseConversation, pauseGlobalAi, setGlobalAi, toggleConversationAi } from '#shared/ai/controls.ts';
 import { getConversationAi } from '#shared/ai/conversation-ai.ts';
 import { replyMarker } from '#shared/ai/reply-state.ts';
-import { ProviderError, type CompletionRequest } from '#shared/ai/providers/provider.ts';
+import { ProviderError } from '#shared/ai/providers/provider.ts';
 import { startAiResponder } from '#infra/local/sandbox/ai-responder.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
+import { recordingPorts } from '../../support/ai.ts';
 import { putConversation, putMessage } from './fixtures.ts';
 
 let responder: { url: string; close: () => Promise<void> };
@@ -24,25 +23,8 @@ afterAll(async () => {
   await responder.close();
 });
 
-interface Sent { businessId: string; conversationId: string; to: string; text: string }
-
 /** Real history and a real HTTP provider; the send is recorded. */
-function ports(overrides: Partial<AgentPorts> = {}) {
-  const sent: Sent[] = [];
-  const requests: CompletionRequest[] = [];
-  const provider = new OpenAiCompatibleProvider({ baseUrl: `${responder.url}/v1`, timeoutMs: 5000, maxTokens: 100 });
-  const p: AgentPorts = {
-    recipient: async (bid, cid) => (await getConversation(bid, cid))?.phoneNumber,
-    history: conversationHistory,
-    send: async (businessId, conversationId, to, text) => {
-      sent.push({ businessId, conversationId, to, text });
-      return { sent: true, messageId: `m${sent.length}` };
-    },
-    provider: () => ({ name: 'test', complete: (r) => (requests.push(r), provider.complete(r)) }),
-    ...overrides,
-  };
-  return { ports: p, sent, requests };
-}
+const ports = (overrides: Partial<AgentPorts> = {}) => recordingPorts(responder.url, overrides);
 
 let tenant: TestTenant;
 beforeEach(async () => {

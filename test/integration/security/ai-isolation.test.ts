@@ -3,14 +3,11 @@
  * prompt, its history), and a job naming one business with another business's conversation or message
  * reaches neither the model nor the send path.
  */
-import { handleAiJob, type AgentPorts, type AiJob } from '#shared/ai/agent.ts';
-import { conversationHistory } from '#shared/ai/conversation-history.ts';
-import { getConversation } from '#shared/conversations/repository.ts';
-import { OpenAiCompatibleProvider } from '#shared/ai/providers/openai-compatible.ts';
+import { handleAiJob, type AiJob } from '#shared/ai/agent.ts';
 import { updateAiSettings } from '#shared/ai/settings.ts';
-import type { CompletionRequest } from '#shared/ai/providers/provider.ts';
 import { startAiResponder } from '#infra/local/sandbox/ai-responder.ts';
 import { newTenant } from '../../support/api.ts';
+import { recordingPorts } from '../../support/ai.ts';
 import { putConversation, putMessage } from '../ai/fixtures.ts';
 
 let responder: { url: string; close: () => Promise<void> };
@@ -19,21 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => responder?.close());
 
-function ports() {
-  const sent: { businessId: string; conversationId: string; to: string; text: string }[] = [];
-  const requests: CompletionRequest[] = [];
-  const provider = new OpenAiCompatibleProvider({ baseUrl: `${responder.url}/v1`, timeoutMs: 5000, maxTokens: 100 });
-  const p: AgentPorts = {
-    recipient: async (bid, cid) => (await getConversation(bid, cid))?.phoneNumber,
-    history: conversationHistory,
-    send: async (businessId, conversationId, to, text) => {
-      sent.push({ businessId, conversationId, to, text });
-      return { sent: true, messageId: `m${sent.length}` };
-    },
-    provider: () => ({ name: 'test', complete: (r) => (requests.push(r), provider.complete(r)) }),
-  };
-  return { ports: p, sent, requests };
-}
+const ports = () => recordingPorts(responder.url);
 
 it('shows the model only the answering business\'s prompt and history, and ignores jobs that cross businesses', async () => {
   // Prepare: A with a secret prompt and a secret conversation; B with its own conversation.
