@@ -37,10 +37,7 @@ process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
 process.env.LOCAL_QUEUES = '1';
 process.env.ALLOW_PRIVATE_TARGETS = '1';
 
-const { startDynamo, ensureTable } = await import('../../infra/local/dynamo.ts');
-const dynamo = await startDynamo(await freePort());
-await ensureTable(dynamo.endpoint, process.env.TABLE_NAME);
-process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+const { startDynamo } = await import('../../infra/local/dynamo.ts');
 
 const modules = readdirSync(here)
   .filter((f) => f.endsWith('.bench.ts'))
@@ -50,11 +47,23 @@ const modules = readdirSync(here)
 const figures: (BenchFigure & { module: string; ratio?: number; pass?: boolean })[] = [];
 const failures: string[] = [];
 const started = Date.now();
-/** One module in its own process (own configuration, own module state), sharing the DynamoDB Local on its own table. */
-const runModule = (name: string) =>
+/**
+ * One module in its own process (own configuration, own module state) with a DynamoDB Local of its own, so
+ * that no module measures another's leftovers (100k contacts, a heap to collect, a JIT warmed for other work).
+ */
+const runModule = async (name: string): Promise<BenchFigure[]> => {
+  const dynamo = await startDynamo(await freePort());
+  try {
+    return await runModuleOn(name, dynamo.endpoint);
+  } finally {
+    await dynamo.stop();
+  }
+};
+
+const runModuleOn = (name: string, endpoint: string) =>
   new Promise<BenchFigure[]>((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'run-one.ts'), name, quick ? 'quick' : 'full'], {
-      env: { ...process.env, TABLE_NAME: `wa-crm-bench-${name}`, NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '' },
+      env: { ...process.env, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: `wa-crm-bench-${name}`, NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -82,7 +91,6 @@ for (const file of modules) {
     failures.push(`${name}: ${(err as Error).stack ?? err}`);
   }
 }
-await dynamo.stop();
 
 const fmt = (n: number | undefined, unit = '') => (n === undefined ? '' : `${n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2)}${unit ? ` ${unit}` : ''}`);
 const rows = figures.map((f) => [
