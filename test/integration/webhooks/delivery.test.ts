@@ -1,10 +1,11 @@
 import './env.ts';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
 import { LocalQueues } from '#infra/local/queues.ts';
 import { EVENT_NAMES, type EventName } from '#shared/events/names.ts';
 import { commit, newEvent, outboxPut } from '#shared/events/outbox.ts';
-import { db } from '#shared/store/client.ts';
+import { db, table } from '#shared/store/client.ts';
+import { outboxItemsOf } from '#shared/webhooks/outbox-store.ts';
 import { sweepOutbox } from '#shared/webhooks/sweep.ts';
 import { getSubscription, getSubscriptions, updateSubscription } from '#shared/webhooks/repository.ts';
 import { deliveryJob, newDelivery } from '#shared/webhooks/fanout.ts';
@@ -64,6 +65,29 @@ describe('webhook delivery', () => {
       expect(new Date(x.headers['x-webhook-timestamp'] as string).getTime() / 1000).toBe(Number(x.headers['webhook-timestamp']));
       expect(Math.abs(Date.parse(x.headers['x-webhook-timestamp'] as string) - Date.now())).toBeLessThan(30_000);
     }
+  });
+
+  it('leaves nothing behind once every delivery is done: no outbox item, no lane item', async () => {
+    // Prepare: one subscription (each event's only delivery goes out at once) and one with a receiver that fails
+    // once (its deliveries wait in lanes for a while).
+    const t = await newTenant();
+    const ok = await receiver();
+    let failures = 1;
+    const flaky = await receiver(() => (failures-- > 0 ? { status: 500 } : { status: 200 }));
+    await subscribe(t, ok.url);
+    await subscribe(t, flaky.url, ['contact.updated']);
+
+    // Act: a few events on two contacts, and one without an ordering key.
+    for (const c of ['p', 'q', 'p']) await commit([], [newEvent(t.businessId, 'contact.updated', { contact_id: c, changed_fields: ['name'] })]);
+    await commit([], [newEvent(t.businessId, 'funnel_stage.created', { id: 'stage-x' })]);
+    await ok.waitFor(4);
+    await flaky.waitFor(4);
+    await queues.idle();
+
+    // Assess
+    expect(await outboxItemsOf(t.businessId)).toEqual([]);
+    const leftovers = await db.send(new ScanCommand({ TableName: table(), FilterExpression: 'begins_with(pk, :p) AND #t = :lane', ExpressionAttributeNames: { '#t': 'type' }, ExpressionAttributeValues: { ':p': `B#${t.businessId}#`, ':lane': 'lane' } }));
+    expect(leftovers.Items).toEqual([]);
   });
 
   it('delivers only the events a subscription names, once per subscription', async () => {
