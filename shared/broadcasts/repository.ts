@@ -307,25 +307,24 @@ export async function settleRecipient(
   const values: Record<string, unknown> = { ':to': outcome.state };
   const set = ['#state = :to'];
   let remove = ['lease', 'lease_until'];
-  if (outcome.state === 'sent') {
-    Object.assign(values, { ':mid': outcome.message_id, ':wamid': outcome.wamid, ':at': now });
-    set.push('message_id = :mid', 'wamid = :wamid', 'sent_at = :at');
-    if (outcome.message_id) {
-      const g = keys.broadcastMessage(businessId, outcome.message_id);
+  // A recipient with a service message id is found from it by the status webhooks (gsi1); the send request is done with.
+  const pointToMessage = (messageId: string | null | undefined) => {
+    if (messageId) {
+      const g = keys.broadcastMessage(businessId, messageId);
       Object.assign(values, { ':g1': g.gsi1pk, ':g2': g.gsi1sk });
       set.push('gsi1pk = :g1', 'gsi1sk = :g2');
     } else remove.push('gsi1pk', 'gsi1sk');
     remove.push('send_request');
+  };
+  if (outcome.state === 'sent') {
+    Object.assign(values, { ':mid': outcome.message_id, ':wamid': outcome.wamid, ':at': now });
+    set.push('message_id = :mid', 'wamid = :wamid', 'sent_at = :at');
+    pointToMessage(outcome.message_id);
   } else if (outcome.state === 'failed') {
     Object.assign(values, { ':mid': outcome.message_id, ':err': outcome.error, ':at': now });
     set.push('message_id = :mid', '#error = :err', 'failed_at = :at');
     names['#error'] = 'error';
-    if (outcome.message_id) {
-      const g = keys.broadcastMessage(businessId, outcome.message_id);
-      Object.assign(values, { ':g1': g.gsi1pk, ':g2': g.gsi1sk });
-      set.push('gsi1pk = :g1', 'gsi1sk = :g2');
-    } else remove.push('gsi1pk', 'gsi1sk');
-    remove.push('send_request');
+    pointToMessage(outcome.message_id);
   } else if (outcome.state === 'cancelled') {
     Object.assign(values, { ':reason': outcome.reason });
     set.push('#reason = :reason');
