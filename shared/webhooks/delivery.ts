@@ -86,8 +86,9 @@ async function disable(s: Subscription, reason: 'gone' | 'failing'): Promise<voi
 
 /**
  * Runs one job that is not a first attempt carrying its delivery (or that was received before): it
- * claims the delivery (a lease), and a delivery with a lane checks that it heads it. `subscriptions` holds the batch's subscriptions read in one round
- * trip (a missing entry means the subscription was deleted); without it the subscription is read here.
+ * claims the delivery (a lease), and a delivery with a lane checks that it heads it. `subscriptions`
+ * holds the batch's subscriptions read in one round trip (a missing entry means the subscription was
+ * deleted); without it the subscription is read here.
  */
 export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<string, Subscription>): Promise<void> {
   const now = Date.now();
@@ -148,7 +149,7 @@ export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<s
     if (outcome.status === 'pending') await joinLane(recorded);
     await clearEventOutbox(d);
   }
-  if (outcome.status !== 'pending') await wake(d, successor ?? recorded?.nextInLane);
+  if (outcome.status !== 'pending') await wake(d, successor ?? recorded.nextInLane);
   await after?.();
 }
 

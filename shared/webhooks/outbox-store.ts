@@ -1,8 +1,8 @@
 /**
  * Reading and clearing the event outbox (written by shared/events/outbox.ts in the same transaction as
  * each state change). Outbox items live in their ordering key's partition beside that key's delivery
- * lanes, so the fan-out reads older events of the key and the lanes in one consistent query; the sweep
- * reads the outbox index, which only holds events not yet fanned out.
+ * lanes, so the fan-out reads older events of the key and the lanes together (a whole batch's keys in
+ * one consistent statement); the sweep reads the outbox index, which only holds events not yet fanned out.
  */
 import { ExecuteStatementCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWriteAll } from '#shared/store/batch.ts';
@@ -129,7 +129,11 @@ async function readKeyPartitions(requests: PartitionRequest[]): Promise<void> {
         continue;
       }
       const byPk = new Map<string, Record<string, any>[]>();
-      for (const item of items) byPk.set(item.pk, [...(byPk.get(item.pk) ?? []), item]);
+      for (const item of items) {
+        const list = byPk.get(item.pk);
+        if (list) list.push(item);
+        else byPk.set(item.pk, [item]);
+      }
       for (const r of chunk) {
         const items = (byPk.get(keys.eventKeyPk(r.businessId, r.orderingKey)) ?? []).sort((x, y) => (x.sk < y.sk ? -1 : x.sk > y.sk ? 1 : 0));
         const partition = partitionOf(items, `${keys.outboxSkPrefix}${r.upToSk}`);

@@ -9,7 +9,7 @@ import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryPrefix } from '#shared/store/query.ts';
 import { batchGetAll, batchWriteAll, type WriteRequest } from '#shared/store/batch.ts';
-import { UNORDERED } from './ordering.ts';
+import { eventSk, UNORDERED } from './ordering.ts';
 import type { Attempt, Delivery, DeliveryStatus, Subscription } from './model.ts';
 
 const KEY_ATTRS = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'type', 'ttl'];
@@ -410,7 +410,7 @@ export async function recordOutcomes(list: { delivery: Delivery; outcome: Outcom
 
 /** The outbox item of a delivery's event. */
 export const eventOutboxKey = (d: Pick<Delivery, 'businessId' | 'laneKey' | 'eventCreatedAt' | 'eventId'>) =>
-  keys.outbox(d.businessId, d.laneKey ?? UNORDERED, `${d.eventCreatedAt}#${d.eventId}`);
+  keys.outbox(d.businessId, d.laneKey ?? UNORDERED, eventSk({ createdAt: d.eventCreatedAt, id: d.eventId }));
 
 /** Gives a pending delivery its lane item (a lone delivery whose first attempt failed). */
 export async function joinLane(d: Delivery): Promise<void> {
