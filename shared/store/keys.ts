@@ -26,7 +26,7 @@
  * | message by id; messages of a conversation | pk B#{bid} sk MSG#{id}; gsi1 B#{bid}#CONV#{cid} / {at}#{id}|
  * | message by upstream wamid                 | pk WAMID#{wamid}      sk WAMID                             |
  * | segments; static members of a segment     | pk B#{bid} sk SEG#{id}; pk B#{bid}#SEG#{id} sk C#{contact} |
- * | webhook subscriptions; their deliveries   | pk B#{bid} sk WH#{id}; pk B#{bid}#WH#{id} sk D#{delivery}  |
+ * | webhook subscriptions; their deliveries   | pk B#{bid}#WHS sk WH#{id}; pk B#{bid}#WH#{id} sk D#{delivery} |
  * | outbox (events not yet fanned out), one   | pk B#{bid}#EVK#{orderingKey} sk E#{createdAt}#{eventId}    |
  * |   partition per ordering key ('-': none)  |                                                            |
  * | outbox leftovers (the sweep reads shards) | gsi1 OUTBOX#{shard} / {bid}#{orderingKey}#{createdAt}#{id}  |
@@ -110,8 +110,12 @@ export const keys = {
   }),
   segmentMembersPk: (bid: string, segmentId: string) => `${biz(bid)}#SEG#${segmentId}`,
 
-  webhook: (bid: string, webhookId: string): Key => ({ pk: biz(bid), sk: `WH#${webhookId}` }),
-  webhookPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'WH#' }),
+  /**
+   * A business's webhook subscriptions, in a partition of their own: the fan-out reads it in the same
+   * statement as the partitions of its events' ordering keys.
+   */
+  webhook: (bid: string, webhookId: string): Key => ({ pk: `${biz(bid)}#WHS`, sk: `WH#${webhookId}` }),
+  webhooksPk: (bid: string) => `${biz(bid)}#WHS`,
   /** Global pointer id → business, so that another account's subscription answers 403, not 404. */
   webhookOwner: (webhookId: string): Key => ({ pk: `WHID#${webhookId}`, sk: 'WHID' }),
   /** Global pointer record id → business (contacts, funnel stages), so that another account's id answers 403, not 404. */

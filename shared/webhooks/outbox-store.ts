@@ -1,8 +1,9 @@
 /**
  * Reading and clearing the event outbox (written by shared/events/outbox.ts in the same transaction as
  * each state change). Outbox items live in their ordering key's partition beside that key's delivery
- * lanes, so the fan-out reads older events of the key and the lanes together (a whole batch's keys in
- * one consistent statement); the sweep reads the outbox index, which only holds events not yet fanned out.
+ * lanes, so the fan-out reads older events of the key and the lanes together (a whole batch's keys, and
+ * its businesses' subscriptions, in one consistent statement); the sweep reads the outbox index, which
+ * only holds events not yet fanned out.
  */
 import { ExecuteStatementCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWriteAll } from '#shared/store/batch.ts';
@@ -10,7 +11,8 @@ import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll } from '#shared/store/query.ts';
 import { outboxKey, type DomainEvent } from '#shared/events/outbox.ts';
-import { laneEntry, type LaneEntry } from './repository.ts';
+import { laneEntry, listSubscriptions, SUBSCRIPTION_ATTRIBUTES, subscriptionsInOrder, type LaneEntry } from './repository.ts';
+import type { Subscription } from './model.ts';
 import { eventSk } from './ordering.ts';
 
 const toEvent = (item: Record<string, any>): DomainEvent => ({
@@ -90,33 +92,40 @@ export async function readKeyPartition(businessId: string, orderingKey: string, 
   return partitionOf(out.Items ?? [], last);
 }
 
-/** Partition keys per PartiQL statement (DynamoDB takes up to 50 values in an IN on the partition key). */
-const KEYS_PER_STATEMENT = 50;
+/** Partitions per PartiQL statement (DynamoDB takes up to 50 values in an IN on the partition key). */
+const PARTITIONS_PER_STATEMENT = 50;
 
-interface PartitionRequest {
-  businessId: string;
-  orderingKey: string;
-  upToSk: string;
-  resolve: (p: KeyPartition) => void;
-  reject: (err: unknown) => void;
+/** What the statement selects: what ordering needs of a key's partition, and the whole of each subscription. */
+const STATEMENT_ATTRIBUTES = [...new Set(['pk', 'sk', 'type', 'id', 'webhookId', 'laneSk', 'deliveryId', 'nextAttemptAt', ...SUBSCRIPTION_ATTRIBUTES])]
+  .map((a) => `"${a}"`).join(', ');
+
+type ReadRequest<T> = { pk: string; resolve: (value: T) => void; reject: (err: unknown) => void };
+type PartitionRequest = ReadRequest<KeyPartition> & { kind: 'partition'; businessId: string; orderingKey: string; upToSk: string };
+type SubscriptionsRequest = ReadRequest<Subscription[]> & { kind: 'subscriptions'; businessId: string };
+type FanOutRequest = PartitionRequest | SubscriptionsRequest;
+
+/** Answers one request on its own (when the statement's partitions held too much to read in one go). */
+function readAlone(r: FanOutRequest): Promise<void> {
+  return r.kind === 'partition'
+    ? readKeyPartition(r.businessId, r.orderingKey, r.upToSk).then(r.resolve, r.reject)
+    : listSubscriptions(r.businessId, true).then(r.resolve, r.reject);
 }
 
 /**
- * Reads several keys' partitions in one consistent PartiQL statement (`WHERE pk IN [...]`, a query of
- * each partition, never a scan); when the keys hold more than a page between them, each is read on its
- * own instead.
+ * Reads the partitions of several requests in one consistent PartiQL statement (`WHERE pk IN [...]`, a
+ * query of each partition, never a scan); when they hold more than a page each between them, each
+ * request is read on its own instead.
  */
-async function readKeyPartitions(requests: PartitionRequest[]): Promise<void> {
-  for (let i = 0; i < requests.length; i += KEYS_PER_STATEMENT) {
-    const chunk = requests.slice(i, i + KEYS_PER_STATEMENT);
-    const pks = [...new Set(chunk.map((r) => keys.eventKeyPk(r.businessId, r.orderingKey)))];
+async function readPartitions(requests: FanOutRequest[]): Promise<void> {
+  for (let i = 0; i < requests.length; i += PARTITIONS_PER_STATEMENT) {
+    const chunk = requests.slice(i, i + PARTITIONS_PER_STATEMENT);
+    const pks = [...new Set(chunk.map((r) => r.pk))];
     try {
-      // DynamoDB answers an IN in pages (of 10 items); a chunk holding more than a page per key is read key by key.
       const items: Record<string, any>[] = [];
       let next: string | undefined;
       do {
         const out = await db.send(new ExecuteStatementCommand({
-          Statement: `SELECT pk, sk, "type", id, webhookId, laneSk, deliveryId, nextAttemptAt FROM "${table()}" WHERE pk IN [${pks.map(() => '?').join(', ')}]`,
+          Statement: `SELECT ${STATEMENT_ATTRIBUTES} FROM "${table()}" WHERE pk IN [${pks.map(() => '?').join(', ')}]`,
           Parameters: pks,
           ConsistentRead: true,
           NextToken: next,
@@ -125,7 +134,7 @@ async function readKeyPartitions(requests: PartitionRequest[]): Promise<void> {
         next = out.NextToken;
       } while (next && items.length <= PARTITION_PAGE * pks.length);
       if (next) {
-        await Promise.all(chunk.map((r) => readKeyPartition(r.businessId, r.orderingKey, r.upToSk).then(r.resolve, r.reject)));
+        await Promise.all(chunk.map(readAlone));
         continue;
       }
       const byPk = new Map<string, Record<string, any>[]>();
@@ -135,7 +144,11 @@ async function readKeyPartitions(requests: PartitionRequest[]): Promise<void> {
         else byPk.set(item.pk, [item]);
       }
       for (const r of chunk) {
-        const items = (byPk.get(keys.eventKeyPk(r.businessId, r.orderingKey)) ?? []).sort((x, y) => (x.sk < y.sk ? -1 : x.sk > y.sk ? 1 : 0));
+        const items = (byPk.get(r.pk) ?? []).sort((x, y) => (x.sk < y.sk ? -1 : x.sk > y.sk ? 1 : 0));
+        if (r.kind === 'subscriptions') {
+          r.resolve(subscriptionsInOrder(items));
+          continue;
+        }
         const partition = partitionOf(items, `${keys.outboxSkPrefix}${r.upToSk}`);
         // A crowded key gets the same answer as from a read of its own: lane checks are the delivery worker's.
         r.resolve(items.length >= PARTITION_PAGE ? { outbox: partition.outbox, lanes: undefined } : partition);
@@ -146,22 +159,43 @@ async function readKeyPartitions(requests: PartitionRequest[]): Promise<void> {
   }
 }
 
+/** The fan-out's reads: a business's subscriptions, an ordering key's partition up to an event. */
+export interface FanOutReader {
+  /** The business's subscriptions, read consistently, oldest first (one read per business and reader). */
+  subscriptions(businessId: string): Promise<Subscription[]>;
+  partition(businessId: string, orderingKey: string, upToSk: string): Promise<KeyPartition>;
+}
+
 /**
- * A reader that gathers the partition reads asked for in the same turn of the event loop (the groups of
- * one fan-out batch, planned in parallel) into one statement.
+ * A reader that gathers the reads asked for in the same turn of the event loop (the groups of one
+ * fan-out batch, planned in parallel) into one statement: the subscriptions of the batch's businesses
+ * and the partitions of its ordering keys come back in a single round trip.
  */
-export function partitionReader(): (businessId: string, orderingKey: string, upToSk: string) => Promise<KeyPartition> {
-  let pending: PartitionRequest[] = [];
-  return (businessId, orderingKey, upToSk) => new Promise<KeyPartition>((resolve, reject) => {
+export function fanOutReader(): FanOutReader {
+  let pending: FanOutRequest[] = [];
+  const ask = (request: FanOutRequest) => {
     if (pending.length === 0) {
       setImmediate(() => {
         const requests = pending;
         pending = [];
-        void readKeyPartitions(requests);
+        void readPartitions(requests);
       });
     }
-    pending.push({ businessId, orderingKey, upToSk, resolve, reject });
-  });
+    pending.push(request);
+  };
+  const subscriptions = new Map<string, Promise<Subscription[]>>();
+  return {
+    subscriptions: (businessId) => {
+      let read = subscriptions.get(businessId);
+      if (!read) {
+        read = new Promise((resolve, reject) => ask({ kind: 'subscriptions', pk: keys.webhooksPk(businessId), businessId, resolve, reject }));
+        subscriptions.set(businessId, read);
+      }
+      return read;
+    },
+    partition: (businessId, orderingKey, upToSk) => new Promise((resolve, reject) =>
+      ask({ kind: 'partition', pk: keys.eventKeyPk(businessId, orderingKey), businessId, orderingKey, upToSk, resolve, reject })),
+  };
 }
 
 /**

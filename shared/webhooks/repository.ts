@@ -1,13 +1,13 @@
 /**
- * Table access of the webhook area: subscriptions (pk B#{bid}, sk WH#{id}), their deliveries
- * (pk B#{bid}#WH#{id}, sk D#{deliveryId}; gsi1 by time for the deliveries list) and the ordering lanes
- * (one small item per pending delivery that has an ordering key).
+ * Table access of the webhook area: subscriptions (pk B#{bid}#WHS, sk WH#{id}), their deliveries
+ * (pk B#{bid}#WH#{id}, sk D#{deliveryId}, time-ordered ids) and the ordering lanes (one small item per
+ * pending delivery that has an ordering key).
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
-import { queryPrefix } from '#shared/store/query.ts';
+import { queryAll } from '#shared/store/query.ts';
 import { batchGetAll, batchWriteAll, type WriteRequest } from '#shared/store/batch.ts';
 import { eventSk, UNORDERED } from './ordering.ts';
 import type { Attempt, Delivery, DeliveryStatus, Subscription } from './model.ts';
@@ -45,10 +45,24 @@ export async function getSubscription(bid: string, id: string): Promise<Subscrip
   return out.Item ? strip<Subscription>(out.Item) : undefined;
 }
 
-export async function listSubscriptions(bid: string): Promise<Subscription[]> {
-  const { pk, skPrefix } = keys.webhookPrefix(bid);
-  const items = (await queryPrefix(pk, skPrefix)).map((item) => strip<Subscription>(item));
-  return items.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+/** Every attribute of a subscription (what the fan-out's statement selects of the subscriptions' partition). */
+export const SUBSCRIPTION_ATTRIBUTES = [
+  'id', 'businessId', 'name', 'url', 'events', 'secret', 'enabled', 'disabledReason', 'disabledAt', 'failingSince', 'createdAt', 'updatedAt',
+] as const satisfies readonly (keyof Subscription)[];
+// A field added to Subscription and not to the list above fails to compile here.
+const everyAttributeListed: Exclude<keyof Subscription, (typeof SUBSCRIPTION_ATTRIBUTES)[number]> extends never ? true : never = true;
+void everyAttributeListed;
+
+/** Subscriptions as the API lists them: oldest first. */
+export const subscriptionsInOrder = (items: Record<string, unknown>[]): Subscription[] =>
+  items.map((item) => strip<Subscription>(item)).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+
+export async function listSubscriptions(bid: string, consistent = false): Promise<Subscription[]> {
+  return subscriptionsInOrder(await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.webhooksPk(bid) },
+    ConsistentRead: consistent,
+  }));
 }
 
 /** Sets the given fields of an existing subscription; undefined when it does not exist. */

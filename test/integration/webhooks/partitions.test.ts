@@ -1,15 +1,18 @@
 /**
  * The fan-out's batched read of ordering-key partitions (one PartiQL statement for a batch's keys),
  * against DynamoDB Local: it must give each key exactly what a query of that key alone gives, also
- * when the keys hold more than one page between them, and for a crowded key.
+ * when the keys hold more than one page between them, and for a crowded key; and the subscriptions of
+ * the batch's businesses come back in the same statement.
  */
 import './env.ts';
 import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { newEvent, outboxPut } from '#shared/events/outbox.ts';
-import { db, table } from '#shared/store/client.ts';
+import { db, dynamo, table } from '#shared/store/client.ts';
+import { createSubscription } from '#shared/webhooks/service.ts';
+import { listSubscriptions, updateSubscription } from '#shared/webhooks/repository.ts';
 import { keys } from '#shared/store/keys.ts';
-import { partitionReader, readKeyPartition } from '#shared/webhooks/outbox-store.ts';
+import { fanOutReader, readKeyPartition } from '#shared/webhooks/outbox-store.ts';
 import { eventSk } from '#shared/webhooks/ordering.ts';
 
 const lane = (bid: string, webhookId: string, key: string, sk: string) => ({
@@ -46,8 +49,8 @@ it('reads a batch of keys in one go, each exactly as a query of that key alone',
   await putAll(items);
 
   // Act
-  const read = partitionReader();
-  const batched = await Promise.all(contacts.map((c) => read(bid, `contact:${c}`, upTo.get(c) ?? '9999')));
+  const read = fanOutReader();
+  const batched = await Promise.all(contacts.map((c) => read.partition(bid, `contact:${c}`, upTo.get(c) ?? '9999')));
   const alone = await Promise.all(contacts.map((c) => readKeyPartition(bid, `contact:${c}`, upTo.get(c) ?? '9999')));
 
   // Assess
@@ -66,8 +69,43 @@ it('leaves out events committed after the given one', async () => {
   const second = newEvent(bid, 'contact.updated', { contact_id: 'k' });
   await db.send(new TransactWriteCommand({ TransactItems: [outboxPut(first), outboxPut(second)] }));
 
-  const p = await partitionReader()(bid, 'contact:k', eventSk(first));
+  const p = await fanOutReader().partition(bid, 'contact:k', eventSk(first));
 
   expect(p.outbox.map((o) => o.id)).toEqual([first.id]);
   expect(p.lanes?.size).toBe(0);
+});
+
+it("reads the businesses' subscriptions in the same statement as the keys' partitions, whole and in order", async () => {
+  // Prepare: two businesses, one with two subscriptions (one disabled), one with none; an event of each.
+  const [bid, other] = [randomUUID(), randomUUID()];
+  const a = await createSubscription(bid, { name: 'a', url: 'https://example.com/a', events: ['*'] });
+  const b = await createSubscription(bid, { name: 'b', url: 'https://example.com/b', events: ['contact.created'] });
+  await updateSubscription(bid, b.id, { enabled: false, disabledReason: 'manual', disabledAt: new Date().toISOString() });
+  const e = newEvent(bid, 'contact.created', { contact_id: 'k' });
+  await db.send(new TransactWriteCommand({ TransactItems: [outboxPut(e)] }));
+  const commands: string[] = [];
+  dynamo.middlewareStack.add((next, context) => (args) => {
+    commands.push(context.commandName ?? '?');
+    return next(args);
+  }, { step: 'initialize', name: 'partitionsTestCounter' });
+
+  // Act: what one fan-out batch asks for, in one turn of the event loop.
+  const read = fanOutReader();
+  let got;
+  try {
+    got = await Promise.all([read.subscriptions(bid), read.partition(bid, 'contact:k', eventSk(e)), read.subscriptions(other), read.subscriptions(bid)]);
+  } finally {
+    dynamo.middlewareStack.remove('partitionsTestCounter');
+  }
+
+  // Assess: one request, and each answer as its own query would give it.
+  expect(commands).toEqual(['ExecuteStatementCommand']);
+  const [subs, partition, none, again] = got;
+  expect(subs).toEqual(await listSubscriptions(bid, true));
+  expect(subs.map((s) => s.id)).toEqual([a.id, b.id]);
+  expect(subs[1]).toMatchObject({ enabled: false, disabledReason: 'manual', events: ['contact.created'], secret: expect.any(String) });
+  expect(partition).toEqual(await readKeyPartition(bid, 'contact:k', eventSk(e)));
+  expect(partition.outbox.map((o) => o.id)).toEqual([e.id]);
+  expect(none).toEqual([]);
+  expect(again).toBe(subs);
 });
