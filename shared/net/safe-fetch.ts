@@ -1,6 +1,7 @@
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
-import type { Agent } from 'undici';
+import http from 'node:http';
+import https from 'node:https';
 import { config } from '#shared/config.ts';
 import { checkAddress, isIpLiteral } from '#shared/net/address-policy.ts';
 
@@ -9,6 +10,10 @@ import { checkAddress, isIpLiteral } from '#shared/net/address-policy.ts';
  * service's own network. The address check runs inside the socket's DNS lookup, i.e. on the very
  * address the connection is opened to, so a DNS answer that changes between a check and the connect
  * (rebinding) cannot slip through. Redirects are followed by hand so that each hop is checked again.
+ *
+ * Built on node:http and node:https with keep-alive agents (one per scheme and policy, created once per
+ * container): nothing to load at cold start, and a pooled connection is reused without a new lookup, its
+ * address having been checked when it was opened.
  */
 
 export type SafeFetchErrorCode =
@@ -104,25 +109,31 @@ function guardedLookup(allowPrivate: boolean) {
   };
 }
 
-// undici is loaded on first use: most functions that can fetch (webhook management, message reads) never do,
-// and their cold start should not pay for it.
-let undici: Promise<typeof import('undici')> | undefined;
-const loadUndici = () => (undici ??= import('undici'));
-
-// One pooled agent per (policy, connect timeout), created once per container.
-const agents = new Map<string, Agent>();
-function agentFor(lib: typeof import('undici'), allowPrivate: boolean, connectTimeoutMs: number): Agent {
-  const key = `${allowPrivate}:${connectTimeoutMs}`;
+const agents = new Map<string, http.Agent>();
+function agentFor(url: URL, allowPrivate: boolean): http.Agent {
+  const key = `${url.protocol}${allowPrivate}`;
   let agent = agents.get(key);
   if (!agent) {
-    agent = new lib.Agent({
-      connect: { timeout: connectTimeoutMs, lookup: guardedLookup(allowPrivate) as never },
-      headersTimeout: connectTimeoutMs,
-      bodyTimeout: connectTimeoutMs,
-    });
+    const options = { keepAlive: true, lookup: guardedLookup(allowPrivate) as never };
+    agent = url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
     agents.set(key, agent);
   }
   return agent;
+}
+
+/** One request/response exchange, the response's body not yet read. */
+function exchange(url: URL, method: string, headers: Record<string, string>, body: string | Uint8Array | undefined, signal: AbortSignal, allowPrivate: boolean): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const agent = agentFor(url, allowPrivate);
+    const req = (url.protocol === 'https:' ? https : http).request(url, { method, headers, agent, signal, lookup: guardedLookup(allowPrivate) as never });
+    req.once('response', (res) => {
+      // Errors while the body streams reach whoever reads it; one nobody reads must not go unhandled.
+      res.on('error', () => undefined);
+      resolve(res);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 function parseTarget(raw: string, allowPrivate: boolean): URL {
@@ -165,25 +176,24 @@ export async function safeFetch(target: string, options: SafeFetchOptions = {}):
   const maxRedirects = options.followRedirects ?? 0;
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
-  const lib = await loadUndici();
-  const dispatcher = agentFor(lib, allowPrivate, timeoutMs);
-
   let url = parseTarget(target, allowPrivate);
   let method = (options.method ?? 'GET').toUpperCase();
   let body = options.body;
   let headers = { ...(options.headers ?? {}) };
+  if (body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-length')) headers['content-length'] = String(Buffer.byteLength(body));
 
   for (let hop = 0; ; hop++) {
-    let res: Awaited<ReturnType<typeof lib.request>>;
+    let res: http.IncomingMessage;
     try {
-      res = await lib.request(url, { method: method as never, headers, body, signal, dispatcher, maxRedirections: 0 } as never);
+      res = await exchange(url, method, headers, body, signal, allowPrivate);
     } catch (err) {
       throw translate(err, deadline, url);
     }
+    const status = res.statusCode ?? 0;
     const resHeaders = flattenHeaders(res.headers);
     const location = resHeaders.location;
-    if (res.statusCode >= 300 && res.statusCode < 400 && location && maxRedirects > 0) {
-      await res.body.dump().catch(() => undefined);
+    if (status >= 300 && status < 400 && location && maxRedirects > 0) {
+      res.resume();
       if (hop >= maxRedirects) throw new SafeFetchError('too_many_redirects', `more than ${maxRedirects} redirects`);
       const next = parseTarget(new URL(location, url).toString(), allowPrivate);
       // Credentials never follow a redirect to another origin.
@@ -193,7 +203,7 @@ export async function safeFetch(target: string, options: SafeFetchOptions = {}):
         );
       }
       // 303 (and 301/302 after a POST, as browsers do) turn into a GET without body.
-      if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+      if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
         method = 'GET';
         body = undefined;
         headers = Object.fromEntries(
@@ -206,21 +216,21 @@ export async function safeFetch(target: string, options: SafeFetchOptions = {}):
 
     // A HEAD response announces the length of a body it does not carry.
     if (method === 'HEAD') {
-      await res.body.dump().catch(() => undefined);
-      return { status: res.statusCode, headers: resHeaders, body: Buffer.alloc(0), url: url.toString(), redirects: hop };
+      res.resume();
+      return { status, headers: resHeaders, body: Buffer.alloc(0), url: url.toString(), redirects: hop };
     }
     const announced = Number(resHeaders['content-length']);
     if (Number.isFinite(announced) && announced > maxBytes) {
-      res.body.destroy();
+      res.destroy();
       throw new ResponseTooLargeError(maxBytes, announced);
     }
     const chunks: Buffer[] = [];
     let received = 0;
     try {
-      for await (const chunk of res.body) {
+      for await (const chunk of res) {
         received += (chunk as Buffer).length;
         if (received > maxBytes) {
-          res.body.destroy();
+          res.destroy();
           throw new ResponseTooLargeError(maxBytes);
         }
         chunks.push(chunk as Buffer);
@@ -229,7 +239,7 @@ export async function safeFetch(target: string, options: SafeFetchOptions = {}):
       if (err instanceof SafeFetchError) throw err;
       throw translate(err, deadline, url);
     }
-    return { status: res.statusCode, headers: resHeaders, body: Buffer.concat(chunks, received), url: url.toString(), redirects: hop };
+    return { status, headers: resHeaders, body: Buffer.concat(chunks, received), url: url.toString(), redirects: hop };
   }
 }
 

@@ -7,6 +7,7 @@ let server: http.Server;
 let base: string;
 let port: number;
 let bytesSent = 0;
+let connections = 0;
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -45,6 +46,7 @@ beforeAll(async () => {
     if (url.pathname === '/slow') return void setTimeout(() => res.end('late'), 2_000).unref();
     res.writeHead(404).end();
   });
+  server.on('connection', () => connections++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
   base = `http://127.0.0.1:${port}`;
@@ -75,6 +77,25 @@ describe('safeFetch', () => {
     const attempt = safeFetch(`http://localhost:${port}/ok`, { allowPrivate: false });
     // Assess
     await expect(attempt).rejects.toMatchObject({ code: 'blocked_address' });
+  });
+
+  it('refuses an https host name that resolves to loopback, before any TLS', async () => {
+    // Act: no TLS server listens there; the lookup refuses before a handshake could fail.
+    const attempt = safeFetch(`https://localhost:${port}/ok`, { allowPrivate: false });
+    // Assess
+    await expect(attempt).rejects.toMatchObject({ code: 'blocked_address' });
+  });
+
+  it('sends the exact bytes of a body with their length, over one pooled connection', async () => {
+    // Prepare: a body whose UTF-8 length differs from its length in characters.
+    const body = JSON.stringify({ name: 'Zoë 🚀', n: 1 });
+    const before = connections;
+    // Act: three requests in turn to the same origin.
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await safeFetch(`${base}/echo`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, allowPrivate: true }));
+    // Assess
+    for (const res of answers) expect(JSON.parse(res.body.toString())).toMatchObject({ method: 'POST', body });
+    expect(connections - before).toBe(1);
   });
 
   it('fetches a private target when private targets are allowed', async () => {
