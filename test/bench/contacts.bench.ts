@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { BatchWriteCommand, UpdateCommand, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { BenchFigure, BenchOptions } from './types.ts';
-import { measure } from './types.ts';
+import { measurePaired } from './types.ts';
 
 export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
   const { db, table } = await import('#shared/store/client.ts');
@@ -35,19 +35,17 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
     const bid = (await createBusiness('contacts bench')).businessId;
     return (await createApiKey(bid, ['contacts:write'])).apiKey;
   };
-  const bulk = await measure(async () => {
+  const [bulk, single] = await measurePaired(async () => {
     const apiKey = await tenant();
     const res = await invoke('POST /contacts/v1/bulk', { apiKey, body: { operation: 'create', contacts: phones().map((phone_number, i) => ({ phone_number, name: `C${i}`, tags: ['bench'] })) } });
     if (res.status !== 200) throw new Error(`bulk answered ${res.status}`);
-  }, quick ? 3 : 5);
-  const single = await measure(async () => {
+  }, async () => {
     const apiKey = await tenant();
     for (const [i, phone_number] of phones().entries()) {
       const res = await invoke('POST /contacts/v1', { apiKey, body: { phone_number, name: `C${i}`, tags: ['bench'] } });
       if (res.status !== 201) throw new Error(`create answered ${res.status}`);
     }
-  }, quick ? 3 : 5);
-
+  }, quick ? 3 : 7, 2);
   // 2. Stage list: 50 stages over many contacts vs 10 contacts.
   const seedFunnel = async (contacts: number) => {
     const bid = (await createBusiness('funnel bench')).businessId;
@@ -81,11 +79,10 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
   const many = quick ? 10_000 : 100_000;
   const bigBid = await seedFunnel(many);
   const smallBid = await seedFunnel(10);
-  const big = await measure(async () => {
+  const [big, small] = await measurePaired(async () => {
     const stages = await listStages(bigBid);
     if (stages.length !== 50 || stages.reduce((n, s) => n + s.contact_count, 0) !== many) throw new Error('unexpected funnel');
-  }, 15, 3);
-  const small = await measure(() => listStages(smallBid), 15, 3);
+  }, () => listStages(smallBid), 31, 5);
 
   return [
     {

@@ -44,3 +44,32 @@ export async function measure(fn: () => Promise<unknown>, n = 5, warmup = 1): Pr
   const sorted = [...samples].sort((a, b) => a - b);
   return { median: sorted[Math.floor(sorted.length / 2)], spread: sorted[sorted.length - 1] - sorted[0], samples };
 }
+
+type Measured = { median: number; spread: number; samples: number[] };
+
+const summary = (samples: number[]): Measured => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { median: sorted[Math.floor(sorted.length / 2)], spread: sorted[sorted.length - 1] - sorted[0], samples };
+};
+
+/**
+ * Times `fn` and its baseline in turns (fn, baseline, fn, baseline...), after `warmup` turns of each, so that
+ * whatever the machine is doing meanwhile (a JIT still compiling, a garbage collection, another process)
+ * weighs on both sides of the ratio alike.
+ */
+export async function measurePaired(fn: () => Promise<unknown>, baseline: () => Promise<unknown>, n = 5, warmup = 1): Promise<[Measured, Measured]> {
+  for (let i = 0; i < warmup; i++) {
+    await fn();
+    await baseline();
+  }
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < n; i++) {
+    for (const [run, into] of [[fn, a], [baseline, b]] as const) {
+      const t = performance.now();
+      await run();
+      into.push(performance.now() - t);
+    }
+  }
+  return [summary(a), summary(b)];
+}
