@@ -109,6 +109,7 @@ function guardedLookup(allowPrivate: boolean) {
   };
 }
 
+// One keep-alive agent per (scheme, policy), created once per container; its lookup guards every connection it opens.
 const agents = new Map<string, http.Agent>();
 function agentFor(url: URL, allowPrivate: boolean): http.Agent {
   const key = `${url.protocol}${allowPrivate}`;
@@ -124,8 +125,7 @@ function agentFor(url: URL, allowPrivate: boolean): http.Agent {
 /** One request/response exchange, the response's body not yet read. */
 function exchange(url: URL, method: string, headers: Record<string, string>, body: string | Uint8Array | undefined, signal: AbortSignal, allowPrivate: boolean): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const agent = agentFor(url, allowPrivate);
-    const req = (url.protocol === 'https:' ? https : http).request(url, { method, headers, agent, signal, lookup: guardedLookup(allowPrivate) as never });
+    const req = (url.protocol === 'https:' ? https : http).request(url, { method, headers, agent: agentFor(url, allowPrivate), signal });
     req.once('response', (res) => {
       // Errors while the body streams reach whoever reads it; one nobody reads must not go unhandled.
       res.on('error', () => undefined);
