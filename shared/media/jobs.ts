@@ -102,24 +102,17 @@ export async function awaitMediaJob(businessId: string, jobId: string, budgetMs 
  * the endpoint has stopped waiting (the worker must finish the send), 'settled' when it was already recorded.
  */
 export async function settleMediaJob(businessId: string, jobId: string, outcome: MediaJobOutcome): Promise<'awaited' | 'handed_off' | 'settled'> {
-  const values = { ':s': outcome.status, ':o': outcome, ':pending': 'pending' };
-  const awaited = await applied(db.send(new UpdateCommand({
+  // Writes the outcome onto a still-pending job, under `condition` (the job's status is `#s`).
+  const settle = (condition: string) => applied(db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.mediaJob(businessId, jobId),
     UpdateExpression: 'SET #s = :s, outcome = :o',
-    ConditionExpression: '#s = :pending AND attribute_not_exists(handedOff)',
+    ConditionExpression: condition,
     ExpressionAttributeNames: { '#s': 'status' },
-    ExpressionAttributeValues: values,
+    ExpressionAttributeValues: { ':s': outcome.status, ':o': outcome, ':pending': 'pending' },
   })));
-  if (awaited) return 'awaited';
-  const handedOff = await applied(db.send(new UpdateCommand({
-    TableName: table(),
-    Key: keys.mediaJob(businessId, jobId),
-    UpdateExpression: 'SET #s = :s, outcome = :o',
-    ConditionExpression: '#s = :pending',
-    ExpressionAttributeNames: { '#s': 'status' },
-    ExpressionAttributeValues: values,
-  })));
+  if (await settle('#s = :pending AND attribute_not_exists(handedOff)')) return 'awaited';
+  const handedOff = await settle('#s = :pending');
   return handedOff ? 'handed_off' : 'settled';
 }
 
