@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { routes, type Route } from '#functions/routes.ts';
+import { noRouteReply, routeMatcher } from '#shared/http/route-match.ts';
 
 export const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
 /**
@@ -19,58 +20,13 @@ export const MAX_LOCAL_UPLOAD_BYTES = 101 * 1024 * 1024;
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-interface CompiledRoute {
-  route: Route;
-  regex: RegExp;
-  names: string[];
-  literalSegments: number;
-}
-
-const compile = (route: Route): CompiledRoute => {
-  const names: string[] = [];
-  const segments = route.path.split('/').filter(Boolean);
-  const pattern = segments
-    .map((seg) => {
-      const m = /^\{(\w+)\}$/.exec(seg);
-      if (m) {
-        names.push(m[1]);
-        return '/([^/]+)';
-      }
-      return `/${seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
-    })
-    .join('');
-  return { route, regex: new RegExp(`^${pattern}/?$`), names, literalSegments: segments.filter((s) => !s.startsWith('{')).length };
-};
-
-// API Gateway picks the most specific route: more literal segments first.
-const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
-
 export interface Match {
   route: Route;
   params: Record<string, string>;
 }
 
-export function matchRoute(method: string, path: string): Match | { allowed: string[] } | undefined {
-  const allowed: string[] = [];
-  for (const c of compiled) {
-    const m = c.regex.exec(path);
-    if (!m) continue;
-    if (c.route.method !== method) {
-      allowed.push(c.route.method);
-      continue;
-    }
-    const params: Record<string, string> = {};
-    c.names.forEach((name, i) => {
-      try {
-        params[name] = decodeURIComponent(m[i + 1]);
-      } catch {
-        params[name] = m[i + 1];
-      }
-    });
-    return { route: c.route, params };
-  }
-  return allowed.length ? { allowed: [...new Set(allowed)] } : undefined;
-}
+/** The route a request takes, or the methods its path allows (the rule the deployed `$default` function shares). */
+export const matchRoute = routeMatcher(routes);
 
 const handlerCache = new Map<string, Promise<Handler>>();
 export const loadHandler = (module: string): Promise<Handler> => {
@@ -157,13 +113,11 @@ async function readBody(req: IncomingMessage, max: number): Promise<Buffer | und
 export async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const match = matchRoute(req.method ?? 'GET', url.pathname);
-  if (!match) {
+  if (!match || 'allowed' in match) {
     req.resume();
-    return send(res, 404, { error: 'not_found', message: `No route for ${req.method} ${url.pathname}` });
-  }
-  if ('allowed' in match) {
-    req.resume();
-    return send(res, 405, { error: 'method_not_allowed', message: `Allowed methods: ${match.allowed.join(', ')}` }, { allow: match.allowed.join(', ') });
+    const reply = noRouteReply(req.method ?? 'GET', url.pathname, match?.allowed);
+    res.writeHead(reply.statusCode, reply.headers);
+    return void res.end(reply.body);
   }
   const max = match.route.handler === 'http/media/upload' ? MAX_LOCAL_UPLOAD_BYTES : MAX_PAYLOAD_BYTES;
   const body = await readBody(req, max);

@@ -4,13 +4,13 @@
  * bad or missing one is a 401 and nothing is stored. The body is acknowledged at once and processed by the
  * upstream-events worker, so the upstream never waits on the service's work.
  */
-import { endpoint } from '#shared/http/endpoint.ts';
+import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 import { ApiError, invalidJson, unauthorized } from '#shared/http/errors.ts';
 import { config } from '#shared/config.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { isValidSignature } from '#shared/upstream/signature.ts';
 
-export const { handler, spec } = endpoint(
+export const { handler, spec } = publicEndpoint(
   {
     route: 'POST /webhooks/upstream',
     summary: 'Receive upstream webhooks (signed with X-Hub-Signature-256)',

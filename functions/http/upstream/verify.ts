@@ -1,12 +1,12 @@
 /** GET /webhooks/upstream: the upstream's subscription handshake (hub.mode, hub.verify_token, hub.challenge). */
-import { endpoint } from '#shared/http/endpoint.ts';
+import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 import { forbidden } from '#shared/http/errors.ts';
 import { config } from '#shared/config.ts';
 import { timingSafeEqual } from 'node:crypto';
 
 const sameSecret = (a: string, b: string) => a.length === b.length && a.length > 0 && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
-export const { handler, spec } = endpoint(
+export const { handler, spec } = publicEndpoint(
   {
     route: 'GET /webhooks/upstream',
     summary: 'Upstream webhook verification handshake',
