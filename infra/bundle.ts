@@ -2,11 +2,11 @@
  * Every function's deployment package, built in one esbuild pass (two: the media worker keeps sharp and ffmpeg
  * external and ships their native builds beside its bundle). The stack deploys exactly these directories, and
  * infra/needs.ts derives each function's settings and grants from the same build's metafile, so what the template
- * gives a function and the code it runs come from one build. Built once per process (a synth, a test run).
+ * gives a function and the code it runs come from one build. Built once per process (a synth, a test run) into the
+ * cloud assembly (`cdk.out/.bundles`), from where CDK stages each package as the function's asset.
  */
 import { buildSync, type Metafile } from 'esbuild';
-import { cpSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { bundling } from './bundling.ts';
 
@@ -70,12 +70,12 @@ const copyNativeMedia = (root: string, dir: string) => {
   }
 };
 
-/** Builds (once per process and set of requests) and returns each handler's package. */
-export function bundleFunctions(root: string, requests: BundleRequest[]): Map<string, FunctionBundle> {
-  const key = JSON.stringify([root, requests]);
+/** Builds into `outdir` (once per process, output directory and set of requests) and returns each handler's package. */
+export function bundleFunctions(root: string, requests: BundleRequest[], outdir: string): Map<string, FunctionBundle> {
+  const key = JSON.stringify([root, requests, outdir]);
   const cached = cache.get(key);
   if (cached) return cached;
-  const outdir = mkdtempSync(join(tmpdir(), 'wa-crm-bundles-'));
+  rmSync(outdir, { recursive: true, force: true }); // no file of an earlier build may end up in a package
   const bundles = new Map([
     ...buildGroup(root, outdir, requests.filter((r) => !r.nativeMedia), []),
     ...buildGroup(root, outdir, requests.filter((r) => r.nativeMedia), bundling.nativeMediaModules),

@@ -5,7 +5,7 @@
  * template — settings, grants on the right resources — and nothing beyond it; the handler must be inside its asset,
  * and its architecture must match the native binaries the asset carries.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack, Validations, aws_s3 as s3 } from 'aws-cdk-lib';
@@ -17,13 +17,16 @@ import { functionSpecs, NOT_FOUND_HANDLER, OUTBOX_SWEEP_HANDLER } from '#infra/f
 import { queueUrlSetting } from '#infra/names.ts';
 import { UNSET_TOKEN } from '#infra/resources.ts';
 import { routes, workers } from '#functions/routes.ts';
+import { samEnvironment, type LocalStack } from '#infra/sam/env.ts';
 import { allows, nativeArchitectures, SynthesizedFunctions, actionsOf } from './template.ts';
 
 const { AwsSolutionsChecks, ServerlessChecks } = cdkNag;
 
 /** An app as infra/app.ts builds it (cdk-nag packs as validation plugins), with the asset metadata the CDK CLI asks for. */
+const outdirs: string[] = [];
 const nagApp = () => {
   const app = new App({ context: { 'aws:cdk:enable-asset-metadata': true }, outdir: mkdtempSync(join(tmpdir(), 'cdk-test-')) });
+  outdirs.push(app.outdir);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   return app;
 };
@@ -39,6 +42,8 @@ const { table, bucket, upstreamSecret } = stack.resources;
 
 /** Settings a function gets whatever its code: the runtime's source maps and the Powertools service name. */
 const PLATFORM_SETTINGS = ['NODE_OPTIONS', 'POWERTOOLS_SERVICE_NAME'];
+
+afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 describe('CDK stack', () => {
   it('has one nodejs22.x Lambda per handler module: every route, worker, the outbox sweep and the not-found function', () => {
@@ -235,5 +240,32 @@ describe('CDK stack', () => {
     const badStack = new Stack(bad, 'Bad');
     new s3.Bucket(badStack, 'Open', { enforceSSL: false });
     expect(() => bad.synth()).toThrow(/AwsSolutions-S1|AwsSolutions-S10|server access logs|SSL/i);
+  });
+
+  describe('SAM (npm run sam:env)', () => {
+    const local: LocalStack = {
+      host: 'host.docker.internal', dynamodbPort: 8000, s3Port: 4569, sandboxPort: 3001,
+      sqsEndpoint: 'http://host.docker.internal:9324', secretsManagerEndpoint: 'http://host.docker.internal:9325', schedulerEndpoint: 'http://host.docker.internal:9326',
+      tableName: 'wa-crm', bucket: 'wa-crm-media', upstreamSecretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:wa-crm/upstream', businessSecretsPrefix: 'wa-crm/business-token/',
+    };
+    const { envVars, samTemplate } = samEnvironment(template.toJSON() as any, local);
+
+    it.each(handlers.map((h) => [h]))('%s: every variable of the template has a local value, and the SAM template declares each one', (handler) => {
+      const fn = stack.functions.get(handler)!;
+      const values = envVars[id(fn)];
+      expect(values).toMatchObject({ DYNAMODB_ENDPOINT: 'http://host.docker.internal:8000', S3_ENDPOINT: 'http://host.docker.internal:4569', UPSTREAM_BASE_URL: 'http://host.docker.internal:3001', AWS_ENDPOINT_URL_SQS: local.sqsEndpoint });
+      for (const name of Object.keys(synthesized.environment(fn))) expect([name, values[name]]).toEqual([name, expect.stringMatching(/./)]);
+      const needs = stack.needs.get(handler)!;
+      if (needs.table) expect(values.TABLE_NAME).toBe('wa-crm');
+      for (const queue of needs.queues) expect(values[queueUrlSetting(queue)]).toBe(`${local.sqsEndpoint}/000000000000/${queue}`);
+      const samFunction = samTemplate.Resources[id(fn)];
+      expect(Object.keys(samFunction.Properties.Environment.Variables).sort()).toEqual(Object.keys(values).sort());
+      expect(samFunction.Metadata).toEqual(synthesized.resource(fn).Metadata);
+    });
+
+    it('is an npm script', () => {
+      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+      expect(pkg.scripts['sam:env']).toBe('tsx infra/sam/env.ts');
+    });
   });
 });
