@@ -32,7 +32,7 @@ const cache = new Map<string, Map<string, FunctionBundle>>();
 const contributingInputs = (metafile: Metafile, outfile: string): string[] =>
   Object.entries(metafile.outputs[outfile]?.inputs ?? {}).filter(([, i]) => i.bytesInOutput > 0).map(([file]) => file);
 
-function buildGroup(root: string, outdir: string, requests: BundleRequest[], external: string[]): Map<string, FunctionBundle> {
+function buildGroup(root: string, outdir: string, requests: BundleRequest[], external: string[], write: boolean): Map<string, FunctionBundle> {
   const out = new Map<string, FunctionBundle>();
   if (!requests.length) return out;
   const { metafile } = buildSync({
@@ -50,6 +50,7 @@ function buildGroup(root: string, outdir: string, requests: BundleRequest[], ext
     outExtension: { '.js': '.mjs' },
     external,
     metafile: true,
+    write,
     absWorkingDir: root,
     logLevel: 'error',
   });
@@ -70,19 +71,24 @@ const copyNativeMedia = (root: string, dir: string) => {
   }
 };
 
-/** Builds into `outdir` (once per process, output directory and set of requests) and returns each handler's package. */
-export function bundleFunctions(root: string, requests: BundleRequest[], outdir: string): Map<string, FunctionBundle> {
-  const key = JSON.stringify([root, requests, outdir]);
+/**
+ * Builds into `outdir` (once per process, output directory and set of requests) and returns each handler's package.
+ * `write: false` (a synth that skips bundling, `-c aws:cdk:bundling-stacks=[]`) still derives the inputs, but leaves
+ * the packages empty.
+ */
+export function bundleFunctions(root: string, requests: BundleRequest[], outdir: string, { write = true } = {}): Map<string, FunctionBundle> {
+  const key = JSON.stringify([root, requests, outdir, write]);
   const cached = cache.get(key);
   if (cached) return cached;
   rmSync(outdir, { recursive: true, force: true }); // no file of an earlier build may end up in a package
   const bundles = new Map([
-    ...buildGroup(root, outdir, requests.filter((r) => !r.nativeMedia), []),
-    ...buildGroup(root, outdir, requests.filter((r) => r.nativeMedia), bundling.nativeMediaModules),
+    ...buildGroup(root, outdir, requests.filter((r) => !r.nativeMedia), [], write),
+    ...buildGroup(root, outdir, requests.filter((r) => r.nativeMedia), bundling.nativeMediaModules, write),
   ]);
   for (const request of requests) {
     const { dir } = bundles.get(request.handler)!;
     mkdirSync(dir, { recursive: true });
+    if (!write) continue;
     if (request.nativeMedia) copyNativeMedia(root, dir);
     for (const [from, name] of Object.entries(request.extraFiles ?? {})) cpSync(from, join(dir, name));
   }

@@ -92,7 +92,7 @@ export function createFunctions(stack: Stack, input: FunctionWiringInput): Servi
     handler: spec.handler,
     nativeMedia: spec.nativeMedia,
     extraFiles: extraFilesOf(root, spec.handler, input.openApiDocumentPath),
-  })), join(Stage.of(stack)!.outdir, '.bundles'));
+  })), join(Stage.of(stack)!.outdir, '.bundles'), { write: stack.bundlingRequired });
 
   // Functions with the same grants share one role, and one log group per area: CloudFormation allows 500 resources
   // a stack, and a role, a policy and a log group for each of ~70 functions would spend ~200 of them.
