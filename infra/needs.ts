@@ -40,8 +40,6 @@ const literals = (code: string, pattern: RegExp): string[] => [...code.matchAll(
 const REQUIRED = /\brequiredEnv\(\s*["']([A-Z][A-Z0-9_]*)["']/g;
 const OPTIONAL = /\b(?:optionalEnv|numberEnv|boolEnv)\(\s*["']([A-Z][A-Z0-9_]*)["']/g;
 const PLAIN = /\bprocess\.env(?:\.([A-Z][A-Z0-9_]*)|\[\s*["']([A-Z][A-Z0-9_]*)["']\s*\])/g;
-/** A module that keeps `const env = process.env` and reads `env.X`: still a plain read. */
-const ALIASED = /\benv(?:\.([A-Z][A-Z0-9_]*)|\[\s*["']([A-Z][A-Z0-9_]*)["']\s*\])/g;
 const ENQUEUE = /\benqueue\(\s*["']([a-z][a-z0-9-]*)["']/g;
 
 const sdk = (name: string) => (file: string) => file.includes(`node_modules/@aws-sdk/${name}/`);
@@ -72,7 +70,6 @@ export function deriveNeeds(root: string, bundle: FunctionBundle): FunctionNeeds
     literals(code, REQUIRED).forEach((n) => required.add(n));
     literals(code, OPTIONAL).forEach((n) => optional.add(n));
     for (const m of code.matchAll(PLAIN)) optional.add(m[1] ?? m[2]);
-    if (/=\s*process\.env\s*;/.test(code)) for (const m of code.matchAll(ALIASED)) optional.add(m[1] ?? m[2]);
     literals(code, ENQUEUE).forEach((q) => queues.add(q));
     partiql ||= /\bExecuteStatementCommand\b/.test(code);
   }
