@@ -13,8 +13,8 @@
  *   environment): `commit` checks it before writing, so the request fails before any state changes.
  * - `upstream-events` (functions/http/upstream/receive.ts): fails the webhook request (5xx), so Meta redelivers.
  * - `media` (shared/media/jobs.ts): fails the send that needed the job.
- * - `ai` (shared/messages/inbound.ts, shared/ai/agent.ts): fails the upstream-events / AI worker record, which SQS
- *   retries (the stored message is idempotent by wamid).
+ * - `ai` (shared/messages/inbound.ts): fails the upstream-events record; its redelivery finds the message stored and
+ *   asks the AI again (the agent answers a message once). (shared/ai/agent.ts): fails the AI record, retried by SQS.
  * - `webhook-deliveries` (shared/webhooks/fanout.ts, delivery.ts, service.ts): fails the fan-out or delivery record
  *   (retried by SQS), or the redeliver request.
  * - `broadcasts` (shared/broadcasts/service.ts, runner.ts): fails the create request or the runner's message (retried).
