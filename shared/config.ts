@@ -28,9 +28,6 @@ export const config = {
   /** Upstream (WhatsApp Cloud API or the local sandbox). */
   upstreamBaseUrl: env.UPSTREAM_BASE_URL ?? 'https://graph.facebook.com',
   upstreamApiVersion: env.UPSTREAM_API_VERSION ?? 'v21.0',
-  upstreamToken: env.UPSTREAM_TOKEN ?? '',
-  upstreamAppSecret: env.UPSTREAM_APP_SECRET ?? '',
-  upstreamVerifyToken: env.UPSTREAM_VERIFY_TOKEN ?? '',
   /** Upstream calls: per-attempt timeout, attempts for transient faults (5xx, 130429, timeouts), first backoff, messages per second per phone number. */
   upstreamTimeoutMs: int('UPSTREAM_TIMEOUT_MS', 8_000),
   upstreamMaxAttempts: int('UPSTREAM_MAX_ATTEMPTS', 3),

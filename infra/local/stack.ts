@@ -12,6 +12,8 @@ export interface LocalStackOptions {
   sandboxPort?: number;
   dynamodbPort?: number;
   s3Port?: number;
+  /** The Secrets Manager stand-in (a free port unless given). */
+  secretsManagerPort?: number;
   /** Reuse a running DynamoDB Local instead of starting one (the tests share one per run). */
   dynamodbEndpoint?: string;
   tableName?: string;
@@ -46,6 +48,8 @@ const freePort = () =>
 export const SANDBOX_TOKEN = 'sandbox-access-token';
 export const SANDBOX_APP_SECRET = 'sandbox-app-secret';
 export const SANDBOX_VERIFY_TOKEN = 'sandbox-verify-token';
+/** Where the admin CLI keeps businesses' own access tokens, and the functions read them (as in AWS). */
+export const LOCAL_BUSINESS_TOKEN_SECRET_PREFIX = 'wa-crm/business-token/';
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stops: (() => Promise<void>)[] = [];
@@ -76,6 +80,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const apiPort = options.port ?? 3000;
 
+    // The upstream credentials reach the service the way they do in AWS: a Secrets Manager secret, read through the SDK.
+    const { startSecretsManager } = await import('./aws/secrets-manager.ts');
+    const secretsManager = await startSecretsManager({ port: options.secretsManagerPort ?? 0 });
+    stops.push(secretsManager.close);
+    const upstreamSecretArn = secretsManager.putSecret('wa-crm/upstream', JSON.stringify({ token: SANDBOX_TOKEN, appSecret: SANDBOX_APP_SECRET, verifyToken: SANDBOX_VERIFY_TOKEN }));
+
     Object.assign(process.env, {
       TABLE_NAME: tableName,
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
@@ -86,9 +96,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
       LOCAL_QUEUES: '1',
       ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '1',
-      UPSTREAM_TOKEN: SANDBOX_TOKEN,
-      UPSTREAM_APP_SECRET: SANDBOX_APP_SECRET,
-      UPSTREAM_VERIFY_TOKEN: SANDBOX_VERIFY_TOKEN,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint,
+      UPSTREAM_SECRET_ARN: upstreamSecretArn,
+      BUSINESS_TOKEN_SECRET_PREFIX: LOCAL_BUSINESS_TOKEN_SECRET_PREFIX,
       // Webhook retries locally: 2 s, 8 s, 32 s... instead of 1 min, 4 min, 16 min... (9 attempts either way).
       WEBHOOK_RETRY_BASE_SECONDS: process.env.WEBHOOK_RETRY_BASE_SECONDS ?? '2',
     });

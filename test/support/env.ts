@@ -6,9 +6,6 @@ process.env.AWS_ACCESS_KEY_ID ??= 'local';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
 process.env.LOCAL_QUEUES ??= '1';
 process.env.ALLOW_PRIVATE_TARGETS ??= '1';
-process.env.UPSTREAM_TOKEN ??= 'sandbox-access-token';
-process.env.UPSTREAM_APP_SECRET ??= 'sandbox-app-secret';
-process.env.UPSTREAM_VERIFY_TOKEN ??= 'sandbox-verify-token';
 
 /**
  * Sets `vars` in process.env for one test file and answers a function that puts back what was there before
