@@ -29,8 +29,9 @@ const MAX_AGE_SECONDS = 15 * 60;
 
 const FIELDS = ['token', 'appSecret', 'verifyToken'] as const;
 
-async function read(forceFetch: boolean): Promise<UpstreamCredentials> {
+async function read(refresh: boolean): Promise<UpstreamCredentials> {
   const arn = requiredEnv('UPSTREAM_SECRET_ARN');
+  const forceFetch = refresh && mayRefresh(`upstream-credentials:${arn}`);
   let value: unknown;
   try {
     value = await secrets.get(arn, { transform: 'json', maxAge: MAX_AGE_SECONDS, forceFetch });
@@ -50,7 +51,7 @@ async function read(forceFetch: boolean): Promise<UpstreamCredentials> {
 export const upstreamCredentials = (): Promise<UpstreamCredentials> => read(false);
 
 /** The credentials re-read from Secrets Manager, unless they were re-read moments ago (then the cached ones). */
-export const refreshedUpstreamCredentials = (): Promise<UpstreamCredentials> => read(mayRefresh('upstream-credentials'));
+export const refreshedUpstreamCredentials = (): Promise<UpstreamCredentials> => read(true);
 
 /**
  * `check` against the cached credentials and, when it fails, once more against a fresh read: a secret rotated
