@@ -51,7 +51,6 @@ const { createBusiness, getBusiness, moveNumber, PhoneNumberTakenError, setMessa
 const { createApiKey, revokeApiKey } = await import('#shared/auth/api-keys.ts');
 const { SCOPES, isScope } = await import('#shared/auth/scopes.ts');
 const { addAgent } = await import('#shared/team/repository.ts');
-const { storeBusinessToken, InvalidAccessTokenError } = await import('#shared/secrets/business-token-store.ts');
 
 const requireBusiness = async (id: string) => (await getBusiness(id)) ?? fail(`business ${id} not found`);
 
@@ -71,7 +70,7 @@ async function orFail<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (err) {
-    if (err instanceof PhoneNumberTakenError || err instanceof InvalidAccessTokenError) return fail(err.message);
+    if (err instanceof PhoneNumberTakenError || (err as Error).name === 'InvalidAccessTokenError') return fail((err as Error).message);
     throw err;
   }
 }
@@ -114,7 +113,11 @@ switch (command) {
     await requireBusiness(businessId);
     const token = await givenToken();
     // The token first: a number routed to a business that cannot yet authenticate would fail its sends.
-    if (token !== undefined) await orFail(storeBusinessToken(businessId, token));
+    if (token !== undefined) {
+      // Loaded only here: the Secrets Manager client is the CLI's slowest import.
+      const { storeBusinessToken } = await import('#shared/secrets/business-token-store.ts');
+      await orFail(storeBusinessToken(businessId, token));
+    }
     await orFail(setMessagingAccount(businessId, need('phone-number-id'), need('waba-id')));
     out = { businessId, phoneNumberId: values['phone-number-id'], wabaId: values['waba-id'], accessToken: token === undefined ? 'stack' : 'own' };
     break;

@@ -3,6 +3,7 @@
  * another business holds is refused and changes nothing; `moveNumber` is the one explicit, logged way to hand it
  * over, and it releases the number from the business that had it.
  */
+export {};
 process.env.LOG_LEVEL = 'DEBUG';
 const { logger } = await import('#shared/log/logger.ts');
 const { createBusiness, findBusinessByPhoneNumberId, getBusiness, moveNumber, PhoneNumberTakenError, setMessagingAccount } = await import('#shared/business/repository.ts');
