@@ -57,6 +57,8 @@ const base = () => `${config.upstreamBaseUrl.replace(/\/$/, '')}/${config.upstre
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const THROTTLE_CODES = new Set([130429, 131056, 80007, 4, 613]);
+/** Graph's OAuthException for an invalid or expired access token (sent with HTTP 401, sometimes 400). */
+const INVALID_TOKEN_CODE = 190;
 
 async function toUpstreamError(res: Response): Promise<UpstreamError> {
   const text = await res.text().catch(() => '');
@@ -90,8 +92,8 @@ async function call(businessId: string, url: string, init: (auth: Auth) => Reque
       const timeout = (err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError';
       last = new UpstreamError(timeout ? `Upstream did not answer within ${config.upstreamTimeoutMs} ms` : `Upstream unreachable: ${(err as Error)?.message}`, 0, undefined, undefined, true);
     }
-    if (last.status === 401 && !tokenRefreshed) {
-      // The token was rotated since this container read it: one more try with a fresh read, not counted as an attempt.
+    if ((last.status === 401 || last.code === INVALID_TOKEN_CODE) && !tokenRefreshed) {
+      // The token may have been rotated since this container read it: one more try with a fresh read, not counted as an attempt.
       tokenRefreshed = true;
       const fresh = await refreshedAccessTokenFor(businessId, token);
       if (fresh) {
