@@ -6,6 +6,7 @@
  */
 import { createServer, type AddressInfo } from 'node:net';
 import type { LocalQueues } from './queues.ts';
+import { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX, SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
 
 export interface LocalStackOptions {
   port?: number;
@@ -44,12 +45,6 @@ const freePort = () =>
       srv.close(() => resolve(port));
     });
   });
-
-export const SANDBOX_TOKEN = 'sandbox-access-token';
-export const SANDBOX_APP_SECRET = 'sandbox-app-secret';
-export const SANDBOX_VERIFY_TOKEN = 'sandbox-verify-token';
-/** Where the admin CLI keeps businesses' own access tokens, and the functions read them (as in AWS). */
-export const LOCAL_BUSINESS_TOKEN_SECRET_PREFIX = 'wa-crm/business-token/';
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stops: (() => Promise<void>)[] = [];
