@@ -2,6 +2,10 @@
  * Starts, once for the whole test run, DynamoDB Local (on a free port, with the table) and the Secrets Manager
  * stand-in holding the stack's upstream secret. Test files share them; each test makes its own business, so
  * tenancy keeps them apart. A test that rotates a secret makes its own (never the shared one).
+ *
+ * Also a run-wide SQS and Scheduler stand-in, so that every test file has the queue settings a deployed function
+ * has. It drops what it receives (nobody in this process reads it): a test that looks at messages, or needs
+ * workers to run, starts its own with test/support/queues.ts.
  */
 import { freePort } from './http.ts';
 import { TEST_BUSINESS_TOKEN_PREFIX, TEST_UPSTREAM } from './upstream-secret.ts';
@@ -22,4 +26,10 @@ export default async function globalSetup() {
   process.env.UPSTREAM_SECRET_ARN = secretsManager.putSecret('wa-crm-test/upstream', JSON.stringify(TEST_UPSTREAM));
   process.env.BUSINESS_TOKEN_SECRET_PREFIX = TEST_BUSINESS_TOKEN_PREFIX;
   (globalThis as any).__SECRETS_MANAGER__ = secretsManager;
+
+  const { startQueueServices } = await import('../../infra/local/aws/queue-services.ts');
+  const queues = await startQueueServices();
+  queues.sqs.onMessage((queue) => queues.sqs.take(queue));
+  Object.assign(process.env, queues.environment);
+  (globalThis as any).__QUEUES__ = queues;
 }

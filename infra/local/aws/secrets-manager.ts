@@ -8,9 +8,10 @@
  * No npm-installable emulator of Secrets Manager exists; this replaces nothing of ours: service code runs the
  * same `@aws-sdk/client-secrets-manager` (through Powertools Parameters) it runs in AWS. State is in memory.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { LOCAL_ACCOUNT } from './sqs.ts';
+import { listen, readBody, replyJson } from './wire.ts';
 
 interface StoredSecret {
   arn: string;
@@ -28,8 +29,6 @@ export interface SecretsManagerStandIn {
   close(): Promise<void>;
 }
 
-const ACCOUNT = '000000000000';
-
 // Plain fields, not parameter properties: jest's global setup loads this file with Node's type stripping.
 class AwsError extends Error {
   readonly type: string;
@@ -44,10 +43,9 @@ class AwsError extends Error {
 const notFound = () => new AwsError('ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const raw = await readBody(req);
   try {
-    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+    const parsed = JSON.parse(raw || '{}');
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed;
   } catch {
     /* answered below */
@@ -70,7 +68,7 @@ export async function startSecretsManager({ port = 0, region = process.env.AWS_R
   const create = (name: string, value: string): StoredSecret => {
     if (byName.has(name)) throw new AwsError('ResourceExistsException', `The operation failed because the secret ${name} already exists.`);
     // Real ARNs end in a dash and six random characters, so a name is never a valid ARN suffix by itself.
-    const secret = { arn: `arn:aws:secretsmanager:${region}:${ACCOUNT}:secret:${name}-${randomBytes(3).toString('hex')}`, name, versionId: randomUUID(), value, createdAt: Date.now() };
+    const secret = { arn: `arn:aws:secretsmanager:${region}:${LOCAL_ACCOUNT}:secret:${name}-${randomBytes(3).toString('hex')}`, name, versionId: randomUUID(), value, createdAt: Date.now() };
     byName.set(name, secret);
     byArn.set(secret.arn, secret);
     return secret;
@@ -93,12 +91,10 @@ export async function startSecretsManager({ port = 0, region = process.env.AWS_R
     },
   };
 
-  const reply = (res: ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': randomUUID() });
-    res.end(JSON.stringify(body));
-  };
+  const reply = (res: ServerResponse, status: number, body: unknown) =>
+    replyJson(res, status, body, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-requestid': randomUUID() });
 
-  const server = createServer((req, res) => {
+  const server = await listen(port, (req, res) => {
     const target = String(req.headers['x-amz-target'] ?? '');
     const operation = target.startsWith('secretsmanager.') ? operations[target.slice('secretsmanager.'.length)] : undefined;
     (async () => {
@@ -109,18 +105,10 @@ export async function startSecretsManager({ port = 0, region = process.env.AWS_R
       reply(res, e.status, { __type: e.type, Message: e.message });
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
 
   return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    endpoint: server.url,
     putSecret: (name, value) => (byName.has(name) ? put(byName.get(name)!, value) : create(name, value)).arn,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }

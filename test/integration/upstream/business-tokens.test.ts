@@ -20,7 +20,6 @@ const sink = (line: string) => logLines.push(line);
 (logger as any).console = { error: sink, warn: sink, info: sink, debug: sink, log: sink };
 const { storeBusinessToken } = await import('#shared/secrets/business-token-store.ts');
 const { uploadToUpstream, upstreamMediaInfo } = await import('#shared/media/upstream-media.ts');
-const { localOutbox } = await import('#shared/queue/queue.ts');
 
 const responses: unknown[] = [];
 const send = async (apiKey: string, body: unknown) => {
@@ -81,9 +80,10 @@ describe('per-business access tokens', () => {
     expect(authorizationsSince(from, `/${c.phoneNumberId}/messages`)).toEqual([`Bearer ${TEST_UPSTREAM.token}`]);
 
     // Assess: no token in any API response, log line or queue message.
-    const seen = [JSON.stringify(responses), ...logLines, ...localOutbox.map((m) => JSON.stringify(m))].join('\n');
+    const queued = (['upstream-events', 'events', 'webhook-deliveries', 'media', 'ai', 'broadcasts'] as const).flatMap((q) => h.takeQueue(q));
+    const seen = [JSON.stringify(responses), ...logLines, ...queued.map((m) => m.body)].join('\n');
     expect(logLines.some((line) => line.includes('transient upstream fault'))).toBe(true);
-    expect(localOutbox.length).toBeGreaterThan(0);
+    expect(queued.length).toBeGreaterThan(0);
     for (const token of [a.token, b.token, TEST_UPSTREAM.token]) expect(seen).not.toContain(token);
   });
 
