@@ -1,6 +1,7 @@
 /**
  * Per-business access tokens (issue 18): a business with its own token (stored in Secrets Manager by the admin's
- * module) makes every upstream call with it — sends, template lists, retries, media upload and lookup — while a
+ * module) makes every upstream call with it — API sends, retries, AI agent replies, broadcast sends, template lists,
+ * media upload and lookup — while a
  * business without one uses the stack's token. The sandbox accepts only a number's own token once it has one, and
  * records the Authorization header of every Graph call. A rotated token is used at the first 401. Neither token
  * appears in an API response, a log line or a queue message.
@@ -20,6 +21,8 @@ const sink = (line: string) => logLines.push(line);
 (logger as any).console = { error: sink, warn: sink, info: sink, debug: sink, log: sink };
 const { storeBusinessToken } = await import('#shared/secrets/business-token-store.ts');
 const { uploadToUpstream, upstreamMediaInfo } = await import('#shared/media/upstream-media.ts');
+const { sendAiText } = await import('#shared/ai/send-reply.ts');
+const { sendTemplate } = await import('#shared/broadcasts/sender.ts');
 
 const responses: unknown[] = [];
 const send = async (apiKey: string, body: unknown) => {
@@ -43,7 +46,7 @@ const authorizationsSince = (from: number, part: string) =>
   h.sandbox.state.requests.slice(from).filter((r: { path: string }) => r.path.includes(part)).map((r: { authorization?: string }) => r.authorization);
 
 describe('per-business access tokens', () => {
-  it('sends, lists templates, retries and uploads media for each business with its own token; others use the stack token', async () => {
+  it('sends (API, retry, AI agent, broadcast), lists templates and calls media for each business with its own token; others use the stack token', async () => {
     // Prepare
     const a = await tenantWithToken();
     const b = await tenantWithToken();
@@ -54,7 +57,8 @@ describe('per-business access tokens', () => {
     await h.inbound(c.phoneNumberId, toC);
     const from = h.sandbox.state.requests.length;
 
-    // Act: text sends of all three, a template send (after a transient fault) and a retried send of A, media calls of B.
+    // Act: text sends of all three; of A a template send (after a transient fault), a retried send and an AI agent
+    // reply; of B a broadcast's template send and the media calls.
     const texts = await Promise.all([[a, toA], [b, toB], [c, toC]].map(([t, to]: any) => send(t.apiKey, { to, content: 'Hola' })));
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 1, target: 'messages' }); // a logged retry
     const template = await send(a.apiKey, { to: randomPhone(), type: 'template', templateName: 'hello_world', language: 'en_US' });
@@ -62,6 +66,8 @@ describe('per-business access tokens', () => {
     const failed = await send(a.apiKey, { to: toA, content: 'again' });
     const retry = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: a.apiKey, params: { id: failed.body.data.id } });
     responses.push(retry);
+    const aiReply = await sendAiText(a.businessId, 'conversation', toA, 'Respuesta del agente');
+    const broadcast = await sendTemplate(b.businessId, randomUUID(), randomUUID(), { to: randomPhone(), type: 'template', templateName: 'hello_world', language: 'en_US' });
     const mediaId = await uploadToUpstream(b.businessId, b.phoneNumberId, Buffer.from('%PDF-1.4 test'), 'application/pdf', 'a.pdf');
     const info = await upstreamMediaInfo(b.businessId, b.phoneNumberId, mediaId);
 
@@ -71,10 +77,13 @@ describe('per-business access tokens', () => {
     expect(failed.status).toBeGreaterThanOrEqual(400);
     expect(retry.status).toBe(200);
     expect(info?.id).toBe(mediaId);
+    expect(aiReply.sent).toBe(true);
+    expect(broadcast.wamid).toEqual(expect.any(String));
     expect(new Set(authorizationsSince(from, `/${a.phoneNumberId}/messages`))).toEqual(new Set([`Bearer ${a.token}`]));
-    expect(authorizationsSince(from, `/${a.phoneNumberId}/messages`)).toHaveLength(5);
+    expect(authorizationsSince(from, `/${a.phoneNumberId}/messages`)).toHaveLength(6);
     expect(authorizationsSince(from, '/message_templates')).toContain(`Bearer ${a.token}`);
-    expect(authorizationsSince(from, `/${b.phoneNumberId}/messages`)).toEqual([`Bearer ${b.token}`]);
+    expect(authorizationsSince(from, `/${b.phoneNumberId}/messages`)).toEqual([`Bearer ${b.token}`, `Bearer ${b.token}`]);
+    expect(authorizationsSince(from, '/message_templates')).toContain(`Bearer ${b.token}`);
     expect(authorizationsSince(from, `/${b.phoneNumberId}/media`)).toEqual([`Bearer ${b.token}`]);
     expect(authorizationsSince(from, `/${mediaId}`)).toEqual([`Bearer ${b.token}`]);
     expect(authorizationsSince(from, `/${c.phoneNumberId}/messages`)).toEqual([`Bearer ${TEST_UPSTREAM.token}`]);
