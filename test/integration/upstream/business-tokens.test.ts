@@ -1,10 +1,9 @@
 /**
  * Per-business access tokens (issue 18): a business with its own token (stored in Secrets Manager by the admin's
  * module) makes every upstream call with it — API sends, retries, AI agent replies, broadcast sends, template lists,
- * media upload and lookup — while a
- * business without one uses the stack's token. The sandbox accepts only a number's own token once it has one, and
- * records the Authorization header of every Graph call. A rotated token is used at the first 401. Neither token
- * appears in an API response, a log line or a queue message.
+ * media upload and lookup — while a business without one uses the stack's token. The sandbox accepts only a number's
+ * own token once it has one, and records the Authorization header of every Graph call. A rotated token is used at the
+ * first 401. Neither token appears in an API response, a log line or a queue message.
  */
 import { randomUUID } from 'node:crypto';
 import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
