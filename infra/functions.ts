@@ -69,7 +69,7 @@ const impliedSettings = (needs: FunctionNeeds): string[] => [
   ...(needs.table ? ['TABLE_NAME'] : []),
   ...(needs.bucket ? ['MEDIA_BUCKET'] : []),
   ...(needs.upstreamSecret ? ['UPSTREAM_SECRET_ARN'] : []),
-  ...(needs.businessSecrets ? ['BUSINESS_SECRETS_PREFIX'] : []),
+  ...(needs.businessSecrets ? ['BUSINESS_TOKEN_SECRET_PREFIX'] : []),
   ...(needs.scheduler ? ['BROADCAST_QUEUE_ARN', 'BROADCAST_SCHEDULER_ROLE_ARN'] : []),
   ...(needs.bedrock ? ['AI_ALLOWED_MODELS'] : []),
   ...needs.queues.map(queueUrlSetting),

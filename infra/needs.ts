@@ -29,7 +29,7 @@ export interface FunctionNeeds {
   bucket: boolean;
   /** Reads the stack's upstream credentials secret (a Secrets Manager client and `UPSTREAM_SECRET_ARN`). */
   upstreamSecret: boolean;
-  /** Reads per-business secrets named `<BUSINESS_SECRETS_PREFIX><businessId>`. */
+  /** Reads per-business secrets named `<BUSINESS_TOKEN_SECRET_PREFIX><businessId>`. */
   businessSecrets: boolean;
   scheduler: boolean;
   bedrock: boolean;
@@ -85,7 +85,7 @@ export function deriveNeeds(root: string, bundle: FunctionBundle): FunctionNeeds
     partiql,
     bucket: bundle.inputs.some(usesS3),
     upstreamSecret: secretsManager && reads('UPSTREAM_SECRET_ARN'),
-    businessSecrets: secretsManager && reads('BUSINESS_SECRETS_PREFIX'),
+    businessSecrets: secretsManager && reads('BUSINESS_TOKEN_SECRET_PREFIX'),
     scheduler: bundle.inputs.some(usesScheduler),
     bedrock: bundle.inputs.some(usesBedrock),
   };

@@ -77,7 +77,7 @@ export class ServiceStack extends Stack {
       TABLE_NAME: this.table.tableName,
       MEDIA_BUCKET: this.bucket.bucketName,
       UPSTREAM_SECRET_ARN: this.resources.upstreamSecret.secretArn,
-      BUSINESS_SECRETS_PREFIX: this.businessSecretsPrefix,
+      BUSINESS_TOKEN_SECRET_PREFIX: this.businessSecretsPrefix,
       UPSTREAM_API_VERSION: props.upstreamApiVersion ?? 'v21.0',
       ALLOW_PRIVATE_TARGETS: 'false',
       LIMIT_REQUESTS_PER_MINUTE: String(props.limits?.requests ?? 100),
@@ -138,7 +138,7 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'UpstreamSecretArn', { value: this.resources.upstreamSecret.secretArn });
-    new CfnOutput(this, 'BusinessSecretsPrefix', { value: this.businessSecretsPrefix });
+    new CfnOutput(this, 'BusinessTokenSecretPrefix', { value: this.businessSecretsPrefix });
     new CfnOutput(this, 'UpstreamWebhookUrl', { value: `${this.api.apiEndpoint}/webhooks/upstream` });
 
     acknowledgeNagFindings(this, this.resources, this.businessSecretsPrefix);

@@ -58,7 +58,7 @@ const localValue = (name: string, templateValue: unknown, local: LocalStack): st
     TABLE_NAME: local.tableName,
     MEDIA_BUCKET: local.bucket,
     UPSTREAM_SECRET_ARN: local.upstreamSecretArn,
-    BUSINESS_SECRETS_PREFIX: local.businessSecretsPrefix,
+    BUSINESS_TOKEN_SECRET_PREFIX: local.businessSecretsPrefix,
     BROADCAST_QUEUE_ARN: `arn:aws:sqs:${REGION}:${ACCOUNT}:broadcasts`,
     BROADCAST_SCHEDULER_ROLE_ARN: `arn:aws:iam::${ACCOUNT}:role/broadcast-scheduler`,
     // The local targets (sandbox, webhook receivers) are on private addresses; the model is the sandbox's.
@@ -115,7 +115,7 @@ const main = () => {
     tableName: env.TABLE_NAME ?? 'wa-crm',
     bucket: env.MEDIA_BUCKET ?? 'wa-crm-media',
     upstreamSecretArn: env.UPSTREAM_SECRET_ARN ?? `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:wa-crm/upstream`,
-    businessSecretsPrefix: env.BUSINESS_SECRETS_PREFIX ?? 'wa-crm/business-token/',
+    businessSecretsPrefix: env.BUSINESS_TOKEN_SECRET_PREFIX ?? 'wa-crm/business-token/',
   };
   const templatePath = join(values.assembly!, `${values.stack}.template.json`);
   const { envVars, samTemplate } = samEnvironment(JSON.parse(readFileSync(templatePath, 'utf8')), local);

@@ -88,7 +88,7 @@ describe('CDK stack', () => {
       // The derivation is the upper bound: a function gets no setting its code does not read.
       const read = new Set([...needs.requiredSettings, ...needs.optionalSettings, ...PLATFORM_SETTINGS]);
       const implied = Object.keys(env).filter((name) => !read.has(name));
-      expect(implied.every((name) => /^(TABLE_NAME|MEDIA_BUCKET|UPSTREAM_SECRET_ARN|BUSINESS_SECRETS_PREFIX|BROADCAST_QUEUE_ARN|BROADCAST_SCHEDULER_ROLE_ARN|AI_ALLOWED_MODELS|QUEUE_URL_\w+)$/.test(name))).toBe(true);
+      expect(implied.every((name) => /^(TABLE_NAME|MEDIA_BUCKET|UPSTREAM_SECRET_ARN|BUSINESS_TOKEN_SECRET_PREFIX|BROADCAST_QUEUE_ARN|BROADCAST_SCHEDULER_ROLE_ARN|AI_ALLOWED_MODELS|QUEUE_URL_\w+)$/.test(name))).toBe(true);
       if (!needs.queues.length) expect(Object.keys(env).filter((name) => name.startsWith('QUEUE_URL_'))).toEqual([]);
     });
 
