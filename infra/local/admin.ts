@@ -19,6 +19,8 @@ if (!process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
   process.env.BUSINESS_TOKEN_SECRET_PREFIX ??= LOCAL_BUSINESS_TOKEN_SECRET_PREFIX;
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' });
 }
+// A local DynamoDB holds the local stack's table unless told otherwise; a deployed table must be named (TABLE_NAME).
+if (process.env.DYNAMODB_ENDPOINT) process.env.TABLE_NAME ??= 'wa-crm';
 
 const [command, ...rest] = process.argv.slice(2);
 const { values } = parseArgs({
