@@ -57,7 +57,7 @@ it('set-messaging stores the token from stdin, then a rotated one from a file, n
   expect(onArgv.status).toBe(1);
   expect(onArgv.out.error).toMatch(/--token-stdin.*--token-file/);
   expect(await storedToken(business.businessId)).toBe(second);
-}, 60_000);
+}, 120_000);
 
 it('refuses a taken number with the way out, and move-number hands it over', async () => {
   // Prepare
@@ -72,4 +72,4 @@ it('refuses a taken number with the way out, and move-number hands it over', asy
   expect(taken.out.error).toMatch(new RegExp(`${a.phoneNumberId} belongs to business ${a.businessId}.*move-number`));
   expect(moved.status).toBe(0);
   expect(moved.out).toEqual({ phoneNumberId: a.phoneNumberId, from: a.businessId, to: b.businessId, wabaId: 'waba_b' });
-}, 60_000);
+}, 120_000);

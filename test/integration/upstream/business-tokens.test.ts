@@ -71,7 +71,7 @@ describe('per-business access tokens', () => {
     const info = await upstreamMediaInfo(b.businessId, b.phoneNumberId, mediaId);
 
     // Assess: every call succeeded, each with its business's token.
-    expect(texts.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(texts.map((r) => [r.status, r.status === 200 ? undefined : r.body])).toEqual([[200, undefined], [200, undefined], [200, undefined]]);
     expect(template.status).toBe(200);
     expect(failed.status).toBeGreaterThanOrEqual(400);
     expect(retry.status).toBe(200);
@@ -93,7 +93,7 @@ describe('per-business access tokens', () => {
     expect(logLines.some((line) => line.includes('transient upstream fault'))).toBe(true);
     expect(queued.length).toBeGreaterThan(0);
     for (const token of [a.token, b.token, TEST_UPSTREAM.token]) expect(seen).not.toContain(token);
-  });
+  }, 90_000);
 
   it('uses a rotated token at once: the old one is refused (401), the new one is read and the send goes through', async () => {
     // Prepare: A has sent with its first token, so this container holds it.
