@@ -81,13 +81,13 @@ describe('deployed mode: functions configured by the synthesized template', () =
       const contact = await call('POST', '/contacts/v1', { phone_number: randomPhone(), name: 'Deployed Dana' });
       expect(contact.status).toBe(201);
       await d.queues.idle(60_000);
-      const delivery = receiver.received.find((r: any) => r.body?.event === 'contact.created');
+      const delivery = receiver.received.find((r) => JSON.parse(r.body).event === 'contact.created');
       expect(delivery).toBeDefined();
-      const expected = createHmac('sha256', hook.body.data.secret).update(delivery!.raw).digest('hex');
+      const expected = createHmac('sha256', hook.body.data.secret).update(delivery!.body).digest('hex');
       expect(delivery!.headers['x-webhook-signature']).toBe(expected);
-      expect(delivery!.body.data.contact_id).toBe(contact.body.contact.id);
+      expect(JSON.parse(delivery!.body).data.contact_id).toBe(contact.body.contact.id);
     } finally {
-      await receiver.close();
+      await receiver.stop();
     }
   }, 120_000);
 
