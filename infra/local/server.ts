@@ -110,7 +110,12 @@ async function readBody(req: IncomingMessage, max: number): Promise<Buffer | und
   return Buffer.concat(chunks);
 }
 
-export async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Runs a handler module with an event: in this process by default; deployed mode runs each in a process of its own. */
+export type Invoke = (module: string, event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const inProcess: Invoke = async (module, event, ctx) => (await loadHandler(module))(event, ctx);
+
+export async function handle(req: IncomingMessage, res: ServerResponse, invoke: Invoke = inProcess): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const match = matchRoute(req.method ?? 'GET', url.pathname);
   if (!match || 'allowed' in match) {
@@ -124,17 +129,16 @@ export async function handle(req: IncomingMessage, res: ServerResponse): Promise
   if (body === undefined) {
     return send(res, 413, { error: 'payload_too_large', message: `Request bodies are limited to ${max} bytes; upload large media with POST /media/v1/uploads` });
   }
-  const handler = await loadHandler(match.route.handler);
-  const out = await handler(toEvent(req, body, match), context(match.route));
+  const out = await invoke(match.route.handler, toEvent(req, body, match), context(match.route));
   const headers: Record<string, string> = {};
   for (const [k, val] of Object.entries(out.headers ?? {})) headers[k] = String(val);
   res.writeHead(out.statusCode ?? 200, headers);
   res.end(out.body ? (out.isBase64Encoded ? Buffer.from(out.body, 'base64') : out.body) : undefined);
 }
 
-export async function startApiServer(port: number, host = '127.0.0.1'): Promise<{ server: Server; url: string; close: () => Promise<void> }> {
+export async function startApiServer(port: number, host = '127.0.0.1', invoke?: Invoke): Promise<{ server: Server; url: string; close: () => Promise<void> }> {
   const server = createServer((req, res) => {
-    handle(req, res).catch((err) => {
+    handle(req, res, invoke).catch((err) => {
       console.error('local server error', err);
       if (!res.headersSent) send(res, 500, { error: 'internal_error', message: 'An unexpected error occurred' });
       else res.end();
