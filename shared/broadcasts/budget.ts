@@ -93,3 +93,8 @@ export async function consumeOrdinarySend(businessId: string, nowMs = Date.now()
   const minute = minuteWindow(nowMs);
   return (await take(keys.messageBudget(businessId, `M${minute}`), 1, broadcastSettings.limitPerMinute, minute + 180)) === 1;
 }
+
+/** Gives back the unit of an ordinary send that was refused by its key's own limit (taken beside it, in parallel). */
+export async function releaseOrdinarySend(businessId: string, nowMs: number): Promise<void> {
+  await giveBack(keys.messageBudget(businessId, `M${minuteWindow(nowMs)}`), 1);
+}

@@ -1,55 +1,70 @@
 /**
  * `POST /messages/v1/{id}/retry`: a failed message is sent again with its stored recipient, type, content and
- * metadata. Success moves it to `sent` (with `retriedAt`); a failure that still holds keeps it `failed` and
- * answers 400 `retry_failed` with the upstream code and the action required.
+ * metadata. One retry at a time: the retry first claims the message (failed → queued with an open attempt, a
+ * conditional write only one caller wins), then sends, then settles. Success moves it to `sent` (with
+ * `retriedAt`); a failure that still holds returns it to `failed` and answers 400 `retry_failed` with the
+ * upstream code and the action required.
  */
 import { missingRecord } from '#shared/auth/ownership.ts';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
-import { newEvent } from '#shared/events/outbox.ts';
-import { commitWithRetry } from './transact.ts';
-import { db, table } from '#shared/store/client.ts';
+import { commit } from '#shared/events/outbox.ts';
 import { keys } from '#shared/store/keys.ts';
+import { batchGetAll } from '#shared/store/batch.ts';
 import { sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { getConversation, conversationTouch } from '#shared/conversations/repository.ts';
-import { recordContactActivity } from '#shared/contacts/repository.ts';
-import { logger } from '#shared/log/logger.ts';
-import { getMessage, wamidPut } from './repository.ts';
-import { eventData } from './events.ts';
-import { requirePhoneNumber } from './send.ts';
+import type { Business } from '#shared/business/repository.ts';
+import { toMessage, type Message } from './repository.ts';
+import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent } from './send-state.ts';
+import { messagingAccount } from './send-route.ts';
+import { templateContext } from './template-context.ts';
 
 export interface RetryResult {
   message: string;
   data: { id: string; messageId: string; status: 'sent'; retriedAt: string };
 }
 
+const notRetryable = (id: string, status: string) =>
+  badRequest('invalid_state', `Only failed messages can be retried; this message is ${status}`, { data: { id, status } });
+
+/** The message and its business's number, in one read. */
+async function load(businessId: string, id: string): Promise<{ message?: Message; business?: Business }> {
+  const wanted = [keys.message(businessId, id), keys.business(businessId)];
+  const items = await batchGetAll(wanted);
+  const item = (sk: string) => items.find((it) => it.sk === sk);
+  const message = item(wanted[0].sk);
+  return { message: message ? toMessage(message) : undefined, business: item(wanted[1].sk) as Business | undefined };
+}
+
 export async function retryMessage(businessId: string, id: string): Promise<RetryResult> {
-  const message = await getMessage(businessId, id);
+  const { message, business } = await load(businessId, id);
   if (!message) throw await missingRecord('message', id, businessId, notFound(`Message ${id} not found`));
   if (message.direction !== 'outbound') throw notFound(`Message ${id} not found`);
-  if (message.status !== 'failed') {
-    throw badRequest('invalid_state', `Only failed messages can be retried; this message is ${message.status}`, { data: { id, status: message.status } });
-  }
-  const { phoneNumberId } = await requirePhoneNumber(businessId);
-  const attemptAt = new Date().toISOString();
-  const key = keys.message(businessId, id);
+  if (message.status !== 'failed') throw notRetryable(id, message.status);
+  const { phoneNumberId } = messagingAccount(business);
+
+  const attempt = newAttempt();
+  const claimedAt = new Date().toISOString();
+  const [claimed, conversation] = await Promise.all([
+    commit(claimItems(message, attempt, claimedAt)).then(
+      () => true,
+      (err) => (messageConditionFailed(err) ? false : Promise.reject(err)),
+    ),
+    getConversation(businessId, message.conversationId),
+  ]);
+  // Another retry holds the message (or has sent it): this one sends nothing.
+  if (!claimed) throw badRequest('invalid_state', 'The message is being retried by another request or is no longer failed', { data: { id } });
 
   let result;
   try {
     result = await upstreamSend(phoneNumberId, message.payload);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    const t = message.payload.template as { name?: string; language?: { code?: string } } | undefined;
-    const failure = toDeliveryError(err, { templateName: t?.name, language: t?.language?.code });
+    const failure = toDeliveryError(err, templateContext(message.payload));
     const error = { code: failure.code, error: failure.error, message: failure.message, ...(failure.details ? { details: failure.details } : {}) };
-    await db.send(new UpdateCommand({
-      TableName: table(),
-      Key: key,
-      UpdateExpression: 'SET #error = :error, lastRetryAt = :at, updatedAt = :at ADD retryCount :one',
-      ExpressionAttributeNames: { '#error': 'error' },
-      ExpressionAttributeValues: { ':error': error, ':at': attemptAt, ':one': 1 },
-    }));
+    const at = new Date().toISOString();
+    // Still failed: the message keeps its state (no new event), with the latest error and attempt count.
+    await settleFailed({ message, attempt, at, error, sets: { lastRetryAt: at, failedAt: message.failedAt ?? at }, retry: true, emit: false });
     throw new ApiError(400, {
       error: 'retry_failed',
       message: `The retry failed: ${failure.message}`,
@@ -62,31 +77,16 @@ export async function retryMessage(businessId: string, id: string): Promise<Retr
   }
 
   const retriedAt = new Date().toISOString();
-  const sent = { ...message, status: 'sent' as const, wamid: result.wamid, retriedAt, sentAt: retriedAt, updatedAt: retriedAt, error: null };
-  const conversation = await getConversation(businessId, message.conversationId);
-  try {
-    await commitWithRetry(
-      [
-        {
-          Update: {
-            TableName: table(),
-            Key: key,
-            UpdateExpression: 'SET #status = :sent, wamid = :wamid, retriedAt = :at, sentAt = :at, updatedAt = :at, #error = :null, waId = :waId ADD retryCount :one',
-            // Two concurrent retries: only one moves the message out of failed.
-            ConditionExpression: '#status = :failed',
-            ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-            ExpressionAttributeValues: { ':sent': 'sent', ':failed': 'failed', ':wamid': result.wamid, ':at': retriedAt, ':null': null, ':one': 1, ':waId': result.waId || message.waId },
-          },
-        },
-        wamidPut(result.wamid, businessId, id),
-        ...(conversation ? [conversationTouch(conversation, { at: retriedAt, direction: 'outbound' })] : []),
-      ],
-      [newEvent(businessId, 'message.sent', eventData(sent, { sent_by: message.sentBy ?? 'api', sent_at: retriedAt, retried_at: retriedAt, content: message.content }))],
-    );
-  } catch (err) {
-    if ((err as Error)?.name === 'TransactionCanceledException') throw badRequest('invalid_state', 'The message was retried concurrently and is no longer failed', { data: { id } });
-    throw err;
-  }
-  await recordContactActivity(businessId, message.contactId, retriedAt).catch((err) => logger.warn('contact activity not recorded', { error: err as Error }));
+  await settleSent({
+    message,
+    attempt,
+    at: retriedAt,
+    wamid: result.wamid,
+    waId: result.waId || message.waId,
+    sets: { retriedAt },
+    retry: true,
+    items: conversation ? [conversationTouch(conversation, { at: retriedAt, direction: 'outbound' })] : [],
+    eventExtra: { retried_at: retriedAt },
+  });
   return { message: 'Message sent successfully', data: { id, messageId: result.wamid, status: 'sent', retriedAt } };
 }
