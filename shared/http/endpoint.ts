@@ -37,7 +37,7 @@ export interface EndpointSpec<B extends AnySchema | undefined, Q extends AnySche
    * Reads the handler needs first and that change nothing, started beside the rate-limit decision so that
    * they cost no round trip of their own; the result reaches `run` as `prefetched`. Must not throw on bad input.
    */
-  prefetch?: (input: { auth: AuthContext; body: unknown }) => Promise<unknown>;
+  prefetch?: (input: { auth: AuthContext; body: unknown; params: Record<string, string | undefined> }) => Promise<unknown>;
 }
 
 type Out<S> = S extends AnySchema ? v.InferOutput<S> : undefined;
@@ -99,7 +99,7 @@ export function endpoint<B extends AnySchema | undefined = undefined, Q extends 
 
   const core = async (event: APIGatewayProxyEventV2, context: Context): Promise<Reply> => {
     const s = state(event);
-    const [, prefetched] = await Promise.all([s.admission, spec.prefetch && s.auth ? spec.prefetch({ auth: s.auth, body: s.body }) : undefined]);
+    const [, prefetched] = await Promise.all([s.admission, spec.prefetch && s.auth ? spec.prefetch({ auth: s.auth, body: s.body, params: event.pathParameters ?? {} }) : undefined]);
     const body = await validate(spec.body, s.body, 'body', spec.invalid);
     const query = await validate(spec.query, event.queryStringParameters ?? {}, 'query', spec.invalid);
     const params = await validate(spec.params, event.pathParameters ?? {}, 'params', spec.invalid);

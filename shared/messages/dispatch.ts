@@ -10,22 +10,23 @@ import { keys } from '#shared/store/keys.ts';
 import { table } from '#shared/store/client.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { conversationTouch } from '#shared/conversations/repository.ts';
-import { sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
+import { reserveSend, sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { messageFailed, messageSent } from '#shared/metrics/metrics.ts';
 import type { Outcome } from './idempotency.ts';
 import { getMessage, type Message } from './repository.ts';
 import { outboundMessage, sendResult, type OutboundDraft } from './draft.ts';
-import { messageConditionFailed, newAttempt, recordItems, releaseItems, settleFailed, settleSent } from './send-state.ts';
+import { cancellationCodes } from '#shared/contacts/transact.ts';
+import { messageConditionFailed, newAttempt, recordItems, RECORD_ITEMS, releaseItems, settleFailed, settleSent } from './send-state.ts';
 import { templateContext } from './template-context.ts';
 
 /** Sends a draft upstream; `recover` may answer an upstream error instead of recording the failure (the media area's proxy). */
 export type Dispatch = (draft: OutboundDraft, recover?: (err: UpstreamError) => Promise<Outcome | undefined>) => Promise<Outcome>;
 
-/** The recording transaction was refused by one of the draft's own checks (its send route went stale). */
+/** The recording transaction was refused by one of the draft's own checks: `index` is its place in `draft.checks`. */
 export class DraftChecksFailed extends Error {
-  constructor() {
-    super('a looked-up fact of the draft changed before it was recorded');
+  constructor(readonly index: number) {
+    super('a check of the draft did not hold when it was recorded');
     this.name = 'DraftChecksFailed';
   }
 }
@@ -47,13 +48,18 @@ export async function recordDraft(draft: OutboundDraft): Promise<Recorded> {
     await commit(recordItems(message, attempt, draft.checks));
   } catch (err) {
     if (messageConditionFailed(err)) throw new ApiError(409, { error: 'send_in_progress', message: `Message ${draft.id} is already being sent or was sent` });
-    if ((err as Error)?.name === 'TransactionCanceledException' && draft.checks?.length) throw new DraftChecksFailed();
+    const failedCheck = (cancellationCodes(err) ?? []).findIndex((code, i) => i >= RECORD_ITEMS && code === 'ConditionalCheckFailed');
+    if (failedCheck >= 0) throw new DraftChecksFailed(failedCheck - RECORD_ITEMS);
     throw err;
   }
   return { message, attempt };
 }
 
-export const dispatchOutbound: Dispatch = async (draft, recover) => sendRecorded(draft, await recordDraft(draft), recover);
+export const dispatchOutbound: Dispatch = async (draft, recover) => {
+  // The number's throughput place is taken while the message is recorded.
+  const reserved = reserveSend(draft.phoneNumberId);
+  return sendRecorded(draft, await recordDraft(draft), recover, reserved);
+};
 
 /** One active reaction per message: the newest replaces the previous one; an empty emoji removes it. */
 const reactionUpdate = (businessId: string, to: { messageId: string; emoji: string }, reactionMessageId: string, at: string): TransactItem => ({
@@ -74,13 +80,13 @@ function aiPauseOf(draft: OutboundDraft): string | undefined {
   return draft.handoffPauseUntil && (!running || running < draft.handoffPauseUntil) ? draft.handoffPauseUntil : undefined;
 }
 
-/** Sends a recorded draft upstream and settles it. */
-export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, recover?: Parameters<Dispatch>[1]): Promise<Outcome> {
+/** Sends a recorded draft upstream (with its throughput place, when taken already) and settles it. */
+export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, recover?: Parameters<Dispatch>[1], reserved?: Promise<void>): Promise<Outcome> {
   const { message } = recorded;
   let attempt: string | undefined = recorded.attempt;
   let result;
   try {
-    result = await upstreamSend(draft.phoneNumberId, draft.payload);
+    result = await upstreamSend(draft.phoneNumberId, draft.payload, reserved);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     if (recover) {

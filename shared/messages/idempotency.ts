@@ -84,7 +84,8 @@ export async function idempotent(
   try {
     outcome = await run();
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) {
+    // A client error is the answer for good; a 429 (a limit of this minute) is not.
+    if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
       await save(Key, { status: err.status, body: err.body });
       throw err;
     }

@@ -10,7 +10,7 @@ import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
 import { commit } from '#shared/events/outbox.ts';
 import { keys } from '#shared/store/keys.ts';
 import { batchGetAll } from '#shared/store/batch.ts';
-import { sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
+import { reserveSend, sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { getConversation, conversationTouch } from '#shared/conversations/repository.ts';
 import type { Business } from '#shared/business/repository.ts';
@@ -18,6 +18,9 @@ import { toMessage, type Message } from './repository.ts';
 import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent } from './send-state.ts';
 import { messagingAccount } from './send-route.ts';
 import { templateContext } from './template-context.ts';
+import { budgetItem, budgetRefused } from './ordinary-budget.ts';
+import { cancellationCodes } from '#shared/contacts/transact.ts';
+import { UUID_RE } from '#shared/http/schemas.ts';
 
 export interface RetryResult {
   message: string;
@@ -27,8 +30,13 @@ export interface RetryResult {
 const notRetryable = (id: string, status: string) =>
   badRequest('invalid_state', `Only failed messages can be retried; this message is ${status}`, { data: { id, status } });
 
-/** The message and its business's number, in one read. */
-async function load(businessId: string, id: string): Promise<{ message?: Message; business?: Business }> {
+export interface RetryContext {
+  message?: Message;
+  business?: Business;
+}
+
+/** The message and its business's number, in one read (the endpoint starts it beside the rate limit). */
+export async function loadRetryContext(businessId: string, id: string): Promise<RetryContext> {
   const wanted = [keys.message(businessId, id), keys.business(businessId)];
   const items = await batchGetAll(wanted);
   const item = (sk: string) => items.find((it) => it.sk === sk);
@@ -36,8 +44,12 @@ async function load(businessId: string, id: string): Promise<{ message?: Message
   return { message: message ? toMessage(message) : undefined, business: item(wanted[1].sk) as Business | undefined };
 }
 
-export async function retryMessage(businessId: string, id: string): Promise<RetryResult> {
-  const { message, business } = await load(businessId, id);
+/** The retry context of a path id, or nothing when the id is no message id or the read fails (the retry reads again). */
+export const prefetchRetryContext = (businessId: string, id: string | undefined): Promise<RetryContext | undefined> =>
+  id && UUID_RE.test(id) ? loadRetryContext(businessId, id).catch(() => undefined) : Promise.resolve(undefined);
+
+export async function retryMessage(businessId: string, id: string, prefetched?: RetryContext): Promise<RetryResult> {
+  const { message, business } = prefetched ?? (await loadRetryContext(businessId, id));
   if (!message) throw await missingRecord('message', id, businessId, notFound(`Message ${id} not found`));
   if (message.direction !== 'outbound') throw notFound(`Message ${id} not found`);
   if (message.status !== 'failed') throw notRetryable(id, message.status);
@@ -45,10 +57,17 @@ export async function retryMessage(businessId: string, id: string): Promise<Retr
 
   const attempt = newAttempt();
   const claimedAt = new Date().toISOString();
+  // Claimed with the business's budget unit, while the conversation is read and the throughput place taken.
+  const claim = claimItems(message, attempt, claimedAt);
+  const reserved = reserveSend(phoneNumberId);
   const [claimed, conversation] = await Promise.all([
-    commit(claimItems(message, attempt, claimedAt)).then(
+    commit([...claim, budgetItem(businessId)]).then(
       () => true,
-      (err) => (messageConditionFailed(err) ? false : Promise.reject(err)),
+      (err) => {
+        if (messageConditionFailed(err)) return false;
+        if (cancellationCodes(err)?.[claim.length] === 'ConditionalCheckFailed') throw budgetRefused();
+        throw err;
+      },
     ),
     getConversation(businessId, message.conversationId),
   ]);
@@ -57,7 +76,7 @@ export async function retryMessage(businessId: string, id: string): Promise<Retr
 
   let result;
   try {
-    result = await upstreamSend(phoneNumberId, message.payload);
+    result = await upstreamSend(phoneNumberId, message.payload, reserved);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     const failure = toDeliveryError(err, templateContext(message.payload));

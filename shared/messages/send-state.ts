@@ -31,6 +31,9 @@ const markerPut = (m: Pick<Message, 'businessId' | 'id' | 'createdAt'>, attempt:
 
 const markerDelete = (businessId: string, messageId: string): TransactItem => ({ Delete: { TableName: table(), Key: keys.pendingSend(businessId, messageId) } });
 
+/** How many items of the recording transaction come before the caller's checks. */
+export const RECORD_ITEMS = 3;
+
 /** Records a queued message with an open attempt: a new message, or a queued one (the media area's 202) that nobody is sending. */
 export const recordItems = (message: Message, attempt: string, checks: TransactItem[] = []): TransactItem[] => [
   messagePut({ ...message, status: 'queued', sendAttempt: attempt }, {

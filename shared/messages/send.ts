@@ -23,6 +23,8 @@ import { bindToMessage, idempotent, type Outcome } from './idempotency.ts';
 import { getMessage, type SentBy } from './repository.ts';
 import { sendResult, type OutboundDraft, type SendResult } from './draft.ts';
 import { DraftChecksFailed, dispatchOutbound, recordDraft, sendRecorded } from './dispatch.ts';
+import { budgetItem, budgetRefused, takeBudget } from './ordinary-budget.ts';
+import { reserveSend } from '#shared/upstream/client.ts';
 import { loadSendContext, messagingAccount, routeChecks, routePut, type SendContext } from './send-route.ts';
 
 export type { OutboundDraft, SendResult } from './draft.ts';
@@ -104,24 +106,33 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
       : {}),
   };
   const binding = options.idempotencyKey !== undefined ? [bindToMessage(businessId, 'send', options.idempotencyKey, draft.id)] : [];
+  // A send through the API spends a unit of its business's message budget (shared with broadcasts).
+  const budget = draft.sentBy === 'api' ? [budgetItem(businessId)] : [];
 
   if (context.route && !isMediaType(draft.messageType)) {
-    // Known number: record against the route (checked in the same transaction) while reading the conversation.
+    // Known number: record against the route (checked in the same transaction, with the budget unit) while the
+    // conversation is read and the number's throughput place is taken.
     const route = context.route;
-    Object.assign(draft, { contactId: route.contactId, checks: [...routeChecks(businessId, phone, route), ...binding] });
-    draft.conversation = { id: route.conversationId } as Conversation;
+    Object.assign(draft, { contactId: route.contactId, checks: [...budget, ...routeChecks(businessId, phone, route), ...binding] });
+    draft.conversation = { id: route.conversationId } as Conversation; // the recording needs only its id
+    const reserved = reserveSend(draft.phoneNumberId);
     const [recorded, conversation] = await Promise.all([
-      recordDraft(draft).catch((err) => (err instanceof DraftChecksFailed ? undefined : Promise.reject(err))),
+      recordDraft(draft).catch((err) => {
+        if (!(err instanceof DraftChecksFailed)) throw err;
+        if (err.index < budget.length) throw budgetRefused();
+        return undefined; // the route went stale
+      }),
       getConversation(businessId, route.conversationId),
     ]);
     if (recorded && conversation) {
       draft.conversation = conversation;
-      return sendRecorded(draft, recorded);
+      return sendRecorded(draft, recorded, undefined, reserved);
     }
     if (recorded) throw new Error(`conversation ${route.conversationId} of a recorded message is missing`);
     // The route went stale (contact deleted or renumbered, conversation closed): look up in full below.
   }
 
+  if (budget.length) await takeBudget(businessId);
   const { contact } = await findOrCreateContactByPhone(businessId, req.to, { origin: 'outbound' });
   const { conversation } = await findOrCreateConversation(businessId, contact);
   draft.contactId = contact.id;

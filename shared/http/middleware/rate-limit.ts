@@ -10,7 +10,6 @@ import { config, type LimitClass } from '#shared/config.ts';
 import { db, table } from '#shared/store/client.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
-import { consumeOrdinarySend, releaseOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { ApiError } from '../errors.ts';
 import { state, type RequestState } from '../state.ts';
 
@@ -53,37 +52,25 @@ export const rateHeaders = (d: RateDecision): Record<string, string> => ({
   'X-RateLimit-Reset': String(d.resetEpochSeconds),
 });
 
-/**
- * The key's limit and, for messages, the business's budget are taken together (one round trip); a request
- * refused by its key gives its budget unit back, so a refused request counts nowhere.
- */
+/** The key's own limit; a refused request does not count. */
 async function admit(s: RequestState, limitClass: LimitClass): Promise<void> {
-  const auth = s.auth!;
-  const now = Date.now();
-  const [decision, budgetTaken] = await Promise.all([
-    consume(auth.keyId, limitClass, now),
-    // Messages also count against the business's per-minute budget, which running broadcasts share.
-    limitClass === 'messages' ? consumeOrdinarySend(auth.businessId, now) : Promise.resolve(true),
-  ]);
+  const decision = await consume(s.auth!.keyId, limitClass);
   s.rateHeaders = rateHeaders(decision);
-  const retryAfter = Math.max(1, decision.resetEpochSeconds - Math.floor(Date.now() / 1000));
   if (!decision.allowed) {
-    if (limitClass === 'messages' && budgetTaken) await releaseOrdinarySend(auth.businessId, now);
+    const retryAfter = Math.max(1, decision.resetEpochSeconds - Math.floor(Date.now() / 1000));
     throw new ApiError(
       429,
       { error: 'rate_limited', message: `Rate limit of ${decision.limit} per minute exceeded for this API key`, retry_after: retryAfter },
       { ...s.rateHeaders, 'Retry-After': String(retryAfter) },
     );
   }
-  if (!budgetTaken) {
-    throw new ApiError(
-      429,
-      { error: 'rate_limited', message: `The business's limit of ${decision.limit} messages per minute (shared with broadcasts) is used up`, retry_after: retryAfter },
-      { ...s.rateHeaders, 'X-RateLimit-Remaining': '0', 'Retry-After': String(retryAfter) },
-    );
-  }
 }
 
+/**
+ * Starts the decision and leaves it to the endpoint to await (beside the handler's first reads). Sends also count
+ * against their business's per-minute budget, shared with broadcasts: the send path takes that unit in the
+ * transaction that records the message (shared/messages/ordinary-budget.ts).
+ */
 export const rateLimitMiddleware = (limitClass: LimitClass): MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
     const s = state(request.event);
