@@ -323,15 +323,27 @@ describe('message retry', () => {
     const res = await Promise.all(range(N).map(() => h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } })));
     requests += N;
 
-    // Assess: counted at the upstream, in the table and in the events, not only in the answers.
+    // Assess: counted at the upstream, in the table and in the events, not only in the answers. On a loaded
+    // machine a request may outlive the handler's time budget (503, its work carries on): never a second send.
+    const settled = async () => {
+      for (let i = 0; i < 100; i++) {
+        const { Item } = await db.db.send(new lib.GetCommand({ TableName: db.table(), Key: { pk: `B#${t.businessId}`, sk: `MSG#${id}` }, ConsistentRead: true }));
+        if (Item?.status !== 'queued') return Item;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error('the retry never settled');
+    };
+    const stored = await settled();
     expect((await h.sent(to)).filter((p) => p.text?.body === 'una sola vez').length - before).toBe(1);
-    expect(res.filter((r) => r.status === 200)).toHaveLength(1);
+    const ok = res.filter((r) => r.status === 200);
+    expect(ok.length).toBeLessThanOrEqual(1);
     for (const r of res.filter((x) => x.status !== 200)) {
-      expect(r.status).toBe(400);
-      expect(r.body).toMatchObject({ error: 'invalid_state', message: expect.any(String), data: { id } });
+      if (r.status === 503) expect(r.body).toEqual({ error: 'service_unavailable', message: expect.any(String) });
+      else expect({ status: r.status, body: r.body }).toMatchObject({ status: 400, body: { error: 'invalid_state', message: expect.any(String), data: { id } } });
     }
-    const stored = await db.db.send(new lib.GetCommand({ TableName: db.table(), Key: { pk: `B#${t.businessId}`, sk: `MSG#${id}` } }));
-    expect(stored.Item).toMatchObject({ status: 'sent', retryCount: 1, wamid: res.find((r) => r.status === 200)!.body.data.messageId });
+    expect(res.filter((r) => r.status === 400).length).toBeGreaterThanOrEqual(N / 2);
+    expect(stored).toMatchObject({ status: 'sent', retryCount: 1, wamid: expect.stringMatching(/^wamid\./) });
+    if (ok.length === 1) expect(stored!.wamid).toBe(ok[0].body.data.messageId);
     expect(h.events(t.businessId).filter((e) => e.event === 'message.sent' && e.data?.message_id === id)).toHaveLength(1);
     runs++;
   }, 120_000);

@@ -118,13 +118,13 @@ describe('upstream faults', () => {
 });
 
 describe('a send cut off after the upstream accepted it, before its settle write', () => {
-  /** Fails the next settle-as-sent transaction (it writes the wamid pointer and closes the in-flight marker), as a function dying there would. */
+  /** Fails the next write of a sent message (its wamid pointer with its message.sent), as a function dying there would. */
   const crashSettleOnce = () => {
     const name = `hardening-settle-crash-${randomUUID()}`;
     let armed = true;
     dynamo.middlewareStack.add((next) => async (args) => {
       const input = JSON.stringify((args as { input?: unknown }).input ?? {});
-      if (armed && input.includes('"TransactItems"') && input.includes('PSEND#') && /"type":(\{"S":)?"wamid"/.test(input)) {
+      if (armed && input.includes('"TransactItems"') && input.includes('message.sent') && /"type":(\{"S":)?"wamid"/.test(input)) {
         armed = false;
         throw Object.assign(new Error('Injected: the function died before the settle write'), { name: 'InjectedCrash' });
       }
