@@ -6,7 +6,7 @@
  * `biz_opaque_callback_data`): it is settled `failed` with `send_unconfirmed` (and `message.failed`), so the
  * client sees it and can retry it. Run by the scheduled outbox sweep.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { numberEnv } from '#shared/settings/env.ts';
@@ -35,9 +35,18 @@ export async function sweepPendingSends(olderThanSeconds = numberEnv('PENDING_SE
       }));
       for (const marker of page.Items ?? []) {
         const message = await getMessage(marker.businessId, marker.messageId);
-        if (!message) continue;
         const at = new Date().toISOString();
-        if (await settleFailed({ message, attempt: marker.attempt, at, error: UNCONFIRMED })) failed++;
+        if (message && (await settleFailed({ message, attempt: marker.attempt, at, error: UNCONFIRMED }))) {
+          failed++;
+          continue;
+        }
+        // No open attempt of this marker's left (its message is gone or was settled otherwise): the marker goes.
+        await db.send(new DeleteCommand({
+          TableName: table(),
+          Key: keys.pendingSend(marker.businessId, marker.messageId),
+          ConditionExpression: 'attempt = :attempt',
+          ExpressionAttributeValues: { ':attempt': marker.attempt },
+        })).catch(() => undefined);
       }
       startKey = page.LastEvaluatedKey;
     } while (startKey);

@@ -89,7 +89,8 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
     id: randomUUID(),
     businessId,
     phoneNumberId: context.phoneNumberId,
-    conversation: undefined as unknown as Conversation, // set below, before anything reads it
+    // Contact and conversation come from the route or the full look-up below, before anything reads them.
+    conversation: undefined as unknown as Conversation,
     contactId: '',
     to: req.to,
     ...(typeof (request as { to?: unknown }).to === 'string' ? { input: (request as { to: string }).to } : {}),
@@ -101,7 +102,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
     ai: req.ai,
     ...(reactionTarget?.messageId ? { reactionTo: { messageId: reactionTarget.messageId, emoji: req.reaction.emoji } } : {}),
     // A person replying through the API without an `ai` object hands the conversation over: the AI pauses.
-    ...(options.sentBy === 'api' && !req.ai && context.aiSettings.handoffPauseMinutes > 0
+    ...((options.sentBy ?? 'api') === 'api' && !req.ai && context.aiSettings.handoffPauseMinutes > 0
       ? { handoffPauseUntil: new Date(Date.now() + context.aiSettings.handoffPauseMinutes * 60_000).toISOString() }
       : {}),
   };

@@ -22,7 +22,7 @@ const MAXIMA: Record<string, { requests: number; rounds: number; roundsBefore?: 
   // auth, rate limit and the segment, then its count: the 16 shard queries of a dynamic segment in parallel.
   'GET /segments/{id}': { requests: 19, rounds: 4 },
   // auth, rate limit, the contact, then its versioned write with the event.
-  'PATCH /contacts/v1/{id}': { requests: 5, rounds: 4 },
+  'PATCH /contacts/v1/{id}': { requests: 4, rounds: 4 },
 };
 
 const unionMs = (spans: [number, number][]) => {
