@@ -14,7 +14,6 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
-import type { TransactItem } from '#shared/events/outbox.ts';
 import { broadcastSettings } from './settings.ts';
 
 const SPREAD_SECONDS = 62;
@@ -93,23 +92,5 @@ export async function releaseBroadcast(businessId: string, r: Reservation, unuse
 export async function consumeOrdinarySend(businessId: string, nowMs = Date.now()): Promise<boolean> {
   const minute = minuteWindow(nowMs);
   return (await take(keys.messageBudget(businessId, `M${minute}`), 1, broadcastSettings.limitPerMinute, minute + 180)) === 1;
-}
-
-/**
- * The same unit as a transaction item, so that a send takes it in the very write that records its message:
- * the unit is spent exactly when a message is recorded, and a full budget cancels the recording.
- */
-export function ordinarySendItem(businessId: string, nowMs = Date.now()): TransactItem {
-  const minute = minuteWindow(nowMs);
-  return {
-    Update: {
-      TableName: table(),
-      Key: keys.messageBudget(businessId, `M${minute}`),
-      UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
-      ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
-      ExpressionAttributeNames: { '#count': 'count', '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':one': 1, ':limit': broadcastSettings.limitPerMinute, ':ttl': minute + 180 },
-    },
-  };
 }
 

@@ -9,7 +9,7 @@ import { commit } from '#shared/events/outbox.ts';
 import { keys } from '#shared/store/keys.ts';
 import { table } from '#shared/store/client.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
-import { conversationTouch } from '#shared/conversations/repository.ts';
+import { conversationTouch, unreadOutboundTouch, type Conversation } from '#shared/conversations/repository.ts';
 import { reserveSend, sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { messageFailed, messageSent } from '#shared/metrics/metrics.ts';
@@ -17,7 +17,7 @@ import type { Outcome } from './idempotency.ts';
 import { getMessage, type Message } from './repository.ts';
 import { outboundMessage, sendResult, type OutboundDraft } from './draft.ts';
 import { cancellationCodes } from '#shared/contacts/transact.ts';
-import { messageConditionFailed, newAttempt, recordItems, RECORD_ITEMS, releaseItems, settleFailed, settleSent } from './send-state.ts';
+import { messageConditionFailed, newAttempt, recordItems, RECORD_ITEMS, releaseItems, settleFailed, settleSent, withConversationTouch } from './send-state.ts';
 import { templateContext } from './template-context.ts';
 
 /** Sends a draft upstream; `recover` may answer an upstream error instead of recording the failure (the media area's proxy). */
@@ -72,12 +72,29 @@ const reactionUpdate = (businessId: string, to: { messageId: string; emoji: stri
   },
 });
 
+const ownPause = (draft: OutboundDraft): string | undefined =>
+  draft.ai?.pause ? new Date(Date.now() + (draft.ai.pauseDuration ?? 5) * 60_000).toISOString() : undefined;
+
 /** The AI pause a send sets: its own `ai.pause`, or the handoff pause of a human reply when that ends later than the running one. */
-function aiPauseOf(draft: OutboundDraft): string | undefined {
-  const own = draft.ai?.pause ? new Date(Date.now() + (draft.ai.pauseDuration ?? 5) * 60_000).toISOString() : undefined;
+function aiPauseOf(draft: OutboundDraft, current: Conversation): string | undefined {
+  const own = ownPause(draft);
   if (own) return own;
-  const running = draft.conversation.aiPausedUntil;
+  const running = current.aiPausedUntil;
   return draft.handoffPauseUntil && (!running || running < draft.handoffPauseUntil) ? draft.handoffPauseUntil : undefined;
+}
+
+/**
+ * Runs a settle with the conversation's touch: from the read conversation, or (the fast path never read it) as
+ * conditions, falling back to a read when they do not hold. A sent message carries its AI control and handoff.
+ */
+function settleTouching<T>(draft: OutboundDraft, at: string, sent: boolean, settle: (touch: TransactItem) => Promise<T>): Promise<T> {
+  const ai = (current?: Conversation) => (!sent ? {} : {
+    aiDisable: draft.ai?.disable === true,
+    ...(current ? { aiPausedUntil: aiPauseOf(draft, current) } : { aiPausedUntil: ownPause(draft), lengthenAiPauseTo: ownPause(draft) ? undefined : draft.handoffPauseUntil }),
+  });
+  const read = (current: Conversation) => conversationTouch(current, { at, direction: 'outbound', ...ai(current) });
+  if (!draft.conversationUnread) return settle(read(draft.conversation));
+  return withConversationTouch(draft.businessId, draft.conversation.id, settle, () => unreadOutboundTouch(draft.businessId, draft.conversation.id, { at, ...ai() }), read);
 }
 
 /** Sends a recorded draft upstream (with its throughput place, when taken already) and settles it. */
@@ -100,7 +117,7 @@ export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, rec
     const failure = toDeliveryError(err, templateContext(draft.payload));
     const at = new Date().toISOString();
     const error = { code: failure.code, error: failure.error, message: failure.message, ...(failure.details ? { details: failure.details } : {}) };
-    await settleFailed({ message, attempt, at, error, items: [conversationTouch(draft.conversation, { at, direction: 'outbound' })] });
+    await settleTouching(draft, at, false, (touch) => settleFailed({ message, attempt, at, error, items: [touch] }));
     messageFailed(draft.messageType, failure.code);
     const { status, ...body } = failure;
     throw new ApiError(status, {
@@ -111,17 +128,14 @@ export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, rec
 
   const at = new Date().toISOString();
   const waId = result.waId || message.waId;
-  const settled = await settleSent({
+  const settled = await settleTouching(draft, at, true, (touch) => settleSent({
     message,
     attempt,
     at,
     wamid: result.wamid,
     waId,
-    items: [
-      conversationTouch(draft.conversation, { at, direction: 'outbound', aiPausedUntil: aiPauseOf(draft), aiDisable: draft.ai?.disable === true }),
-      ...(draft.reactionTo ? [reactionUpdate(draft.businessId, draft.reactionTo, message.id, at)] : []),
-    ],
-  });
+    items: [touch, ...(draft.reactionTo ? [reactionUpdate(draft.businessId, draft.reactionTo, message.id, at)] : [])],
+  }));
   if (settled) messageSent(message.messageType);
   // Settled first by the message's status webhook: that write recorded it (and its event); answer with it.
   const stored = settled ? undefined : await getMessage(draft.businessId, message.id);

@@ -26,6 +26,8 @@ export interface OutboundDraft {
   ai?: { pause?: boolean; pauseDuration?: number; disable?: boolean };
   /** A reaction to a message the service knows: its current reaction is replaced (or removed by an empty emoji). */
   reactionTo?: { messageId: string; emoji: string };
+  /** True while `conversation` holds only its id (the fast path reads it only if a settle's conditions need it). */
+  conversationUnread?: boolean;
   /** A human reply through the API pauses the AI in the conversation until then (AI handoff). */
   handoffPauseUntil?: string;
   /**

@@ -45,6 +45,17 @@ export const bindToMessage = (businessId: string, scope: string, key: string, me
   },
 });
 
+/** Unties a key from a message whose recording was taken back (nothing went out): a repeat runs afresh. */
+export const unbindFromMessage = (businessId: string, scope: string, key: string, messageId: string): TransactItem => ({
+  Update: {
+    TableName: table(),
+    Key: keys.idempotency(businessId, scope, key),
+    UpdateExpression: 'REMOVE messageId',
+    ConditionExpression: 'messageId = :id',
+    ExpressionAttributeValues: { ':id': messageId },
+  },
+});
+
 /**
  * Runs `run` once per key. `resume` answers a repeat of a request that recorded a message and then died
  * before its answer was kept: the message's outcome, or undefined while it is still in flight (409).

@@ -1,14 +1,13 @@
 /**
  * Sends through the API count against their business's per-minute message budget, which running broadcasts
- * share (shared/broadcasts/budget.ts). The send path takes the unit in the transaction that records the message
- * (a retry: that claims it), so it is spent exactly when a message goes on its way and costs no round trip of
- * its own; a full budget answers 429 like the per-key limit.
+ * share (shared/broadcasts/budget.ts). The send path takes the unit beside the write that records the message (a
+ * retry: that claims it), so it costs no round trip of its own, and takes the recording back when the budget is
+ * full (nothing went out); a full budget answers 429 like the per-key limit. The unit is a hot counter of the
+ * business: it is never part of a transaction, where concurrent sends would cancel each other.
  */
 import { ApiError } from '#shared/http/errors.ts';
-import { consumeOrdinarySend, ordinarySendItem } from '#shared/broadcasts/budget.ts';
+import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { broadcastSettings } from '#shared/broadcasts/settings.ts';
-
-export { ordinarySendItem as budgetItem };
 
 export function budgetRefused(nowMs = Date.now()): ApiError {
   const retryAfter = Math.max(1, 60 - Math.floor(nowMs / 1000) % 60);

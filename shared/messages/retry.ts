@@ -12,14 +12,14 @@ import { keys } from '#shared/store/keys.ts';
 import { batchGetAll } from '#shared/store/batch.ts';
 import { reserveSend, sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
-import { getConversation, conversationTouch } from '#shared/conversations/repository.ts';
+import { conversationTouch, unreadOutboundTouch } from '#shared/conversations/repository.ts';
 import type { Business } from '#shared/business/repository.ts';
 import { toMessage, type Message } from './repository.ts';
-import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent } from './send-state.ts';
+import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent, unclaimItems, withConversationTouch } from './send-state.ts';
 import { messagingAccount } from './send-route.ts';
 import { templateContext } from './template-context.ts';
-import { budgetItem, budgetRefused } from './ordinary-budget.ts';
-import { cancellationCodes } from '#shared/contacts/transact.ts';
+import { budgetRefused } from './ordinary-budget.ts';
+import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 
 export interface RetryResult {
@@ -57,20 +57,20 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
 
   const attempt = newAttempt();
   const claimedAt = new Date().toISOString();
-  // Claimed with the business's budget unit, while the conversation is read and the throughput place taken.
-  const claim = claimItems(message, attempt, claimedAt);
+  // Claimed while the business's budget unit and the number's throughput place are taken.
   const reserved = reserveSend(phoneNumberId);
-  const [claimed, conversation] = await Promise.all([
-    commit([...claim, budgetItem(businessId)]).then(
+  const [claimed, budgetTaken] = await Promise.all([
+    commit(claimItems(message, attempt, claimedAt)).then(
       () => true,
-      (err) => {
-        if (messageConditionFailed(err)) return false;
-        if (cancellationCodes(err)?.[claim.length] === 'ConditionalCheckFailed') throw budgetRefused();
-        throw err;
-      },
+      (err) => (messageConditionFailed(err) ? false : Promise.reject(err)),
     ),
-    getConversation(businessId, message.conversationId),
+    consumeOrdinarySend(businessId),
   ]);
+  if (claimed && !budgetTaken) {
+    // Refused before it went out: the message goes back to failed, untouched.
+    await commit(unclaimItems(message, attempt, new Date().toISOString()));
+  }
+  if (!budgetTaken) throw budgetRefused();
   // Another retry holds the message (or has sent it): this one sends nothing.
   if (!claimed) throw badRequest('invalid_state', 'The message is being retried by another request or is no longer failed', { data: { id } });
 
@@ -96,16 +96,13 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   }
 
   const retriedAt = new Date().toISOString();
-  await settleSent({
-    message,
-    attempt,
-    at: retriedAt,
-    wamid: result.wamid,
-    waId: result.waId || message.waId,
-    sets: { retriedAt },
-    retry: true,
-    items: conversation ? [conversationTouch(conversation, { at: retriedAt, direction: 'outbound' })] : [],
-    eventExtra: { retried_at: retriedAt },
-  });
+  // The conversation is touched without being read (read only if the touch's condition does not hold).
+  await withConversationTouch(
+    businessId,
+    message.conversationId,
+    (touch) => settleSent({ message, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt }, retry: true, items: [touch], eventExtra: { retried_at: retriedAt } }),
+    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt }),
+    (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound' }),
+  );
   return { message: 'Message sent successfully', data: { id, messageId: result.wamid, status: 'sent', retriedAt } };
 }

@@ -16,6 +16,7 @@ import { newEvent, type TransactItem } from '#shared/events/outbox.ts';
 import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { cancellationCodes } from '#shared/contacts/transact.ts';
+import { getConversation, type Conversation } from '#shared/conversations/repository.ts';
 import { commitWithRetry } from './transact.ts';
 import { messageOwnerPut, messagePut, wamidPut, type Message, type MessageError } from './repository.ts';
 import { eventData } from './events.ts';
@@ -60,6 +61,31 @@ export const claimItems = (message: Message, attempt: string, at: string): Trans
   },
   markerPut(message, attempt, at),
 ];
+
+/** How many items of a settle come before the caller's own (the first of which is the conversation's touch). */
+export const SETTLE_ITEMS = 3;
+
+/**
+ * Runs a settle whose first own item touches the conversation without having read it (`unread`); when that
+ * touch's conditions do not hold (a later message, a longer running AI pause), reads the conversation and
+ * settles again with the touch made from the read (`read`).
+ */
+export async function withConversationTouch<T>(
+  businessId: string,
+  conversationId: string,
+  settle: (touch: TransactItem) => Promise<T>,
+  unread: () => TransactItem,
+  read: (current: Conversation) => TransactItem,
+): Promise<T> {
+  try {
+    return await settle(unread());
+  } catch (err) {
+    if (cancellationCodes(err)?.[SETTLE_ITEMS] !== 'ConditionalCheckFailed') throw err;
+    const current = await getConversation(businessId, conversationId);
+    if (!current) throw err;
+    return settle(read(current));
+  }
+}
 
 /** True when a cancelled transaction failed on its first item (the message's own condition). */
 export const messageConditionFailed = (err: unknown): boolean => cancellationCodes(err)?.[0] === 'ConditionalCheckFailed';
@@ -148,6 +174,38 @@ export async function settleFailed(s: Settle & { error: MessageError }): Promise
     throw err;
   }
 }
+
+/**
+ * Takes back a recording whose send was refused before it went out (the business budget): the message never
+ * existed for anyone (no event was written), so it goes, with its marker.
+ */
+export const discardItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string): TransactItem[] => [
+  {
+    Delete: {
+      TableName: table(),
+      Key: keys.message(message.businessId, message.id),
+      ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':queued': 'queued', ':attempt': attempt },
+    },
+  },
+  markerDelete(message.businessId, message.id),
+];
+
+/** Gives a claimed message back to `failed` (a retry refused by the business budget before it went out). */
+export const unclaimItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] => [
+  {
+    Update: {
+      TableName: table(),
+      Key: keys.message(message.businessId, message.id),
+      UpdateExpression: 'SET #status = :failed, updatedAt = :at REMOVE sendAttempt',
+      ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':queued': 'queued', ':failed': 'failed', ':attempt': attempt, ':at': at },
+    },
+  },
+  markerDelete(message.businessId, message.id),
+];
 
 /** Closes an attempt without an outcome: the message stays queued for the media area, which sends it later. */
 export const releaseItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] => [

@@ -4,26 +4,29 @@
  * conversation (from the route, else looked up in full) → media step for media types → record, upstream, settle
  * (dispatch.ts).
  *
- * A send to a known number records its message with one transaction and reads its conversation beside it, so
- * that the message is recorded before it goes upstream at the cost of one round trip. A delivery the upstream
+ * A send to a known number records its message with one transaction, beside its budget unit and throughput
+ * place, so that the message is recorded before it goes upstream at the cost of one round trip. A delivery the upstream
  * rejects is stored as `failed` (and can be retried) and answered with the contract's delivery-failure body,
  * carrying `data.id` and `data.status`.
  */
 import { randomUUID } from 'node:crypto';
 import { findOrCreateContactByPhone } from '#shared/contacts/repository.ts';
 import { normalizePhone } from '#shared/contacts/phone.ts';
-import { findOrCreateConversation, getConversation, type Conversation } from '#shared/conversations/repository.ts';
+import { findOrCreateConversation, type Conversation } from '#shared/conversations/repository.ts';
 import { getBusiness } from '#shared/business/repository.ts';
 import { prepareTemplate } from '#shared/templates/prepare.ts';
 import { isMediaType } from '#shared/media/formats.ts';
 import { parseSendRequest, type SendRequest } from './schemas.ts';
 import { buildPayload } from './payload.ts';
 import { resolveReactionTarget } from './reaction.ts';
-import { bindToMessage, idempotent, type Outcome } from './idempotency.ts';
+import { bindToMessage, idempotent, unbindFromMessage, type Outcome } from './idempotency.ts';
 import { getMessage, type SentBy } from './repository.ts';
 import { sendResult, type OutboundDraft, type SendResult } from './draft.ts';
 import { DraftChecksFailed, dispatchOutbound, recordDraft, sendRecorded } from './dispatch.ts';
-import { budgetItem, budgetRefused, takeBudget } from './ordinary-budget.ts';
+import { budgetRefused, takeBudget } from './ordinary-budget.ts';
+import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
+import { commit } from '#shared/events/outbox.ts';
+import { discardItems } from './send-state.ts';
 import { reserveSend } from '#shared/upstream/client.ts';
 import { loadSendContext, messagingAccount, routeChecks, routePut, type SendContext } from './send-route.ts';
 
@@ -108,32 +111,31 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   };
   const binding = options.idempotencyKey !== undefined ? [bindToMessage(businessId, 'send', options.idempotencyKey, draft.id)] : [];
   // A send through the API spends a unit of its business's message budget (shared with broadcasts).
-  const budget = draft.sentBy === 'api' ? [budgetItem(businessId)] : [];
+  let budgetDue = draft.sentBy === 'api';
 
   if (context.route && !isMediaType(draft.messageType)) {
-    // Known number: record against the route (checked in the same transaction, with the budget unit) while the
-    // conversation is read and the number's throughput place is taken.
+    // Known number: record against the route (checked in the same transaction) while the budget unit and the
+    // number's throughput place are taken; the conversation is touched at the settle without being read.
     const route = context.route;
-    Object.assign(draft, { contactId: route.contactId, checks: [...budget, ...routeChecks(businessId, phone, route), ...binding] });
-    draft.conversation = { id: route.conversationId } as Conversation; // the recording needs only its id
+    Object.assign(draft, { contactId: route.contactId, checks: [...routeChecks(businessId, phone, route), ...binding], conversationUnread: true });
+    draft.conversation = { id: route.conversationId } as Conversation;
     const reserved = reserveSend(draft.phoneNumberId);
-    const [recorded, conversation] = await Promise.all([
-      recordDraft(draft).catch((err) => {
-        if (!(err instanceof DraftChecksFailed)) throw err;
-        if (err.index < budget.length) throw budgetRefused();
-        return undefined; // the route went stale
-      }),
-      getConversation(businessId, route.conversationId),
+    const [recorded, budgetTaken] = await Promise.all([
+      recordDraft(draft).catch((err) => (err instanceof DraftChecksFailed ? undefined : Promise.reject(err))),
+      budgetDue ? consumeOrdinarySend(businessId) : Promise.resolve(true),
     ]);
-    if (recorded && conversation) {
-      draft.conversation = conversation;
-      return sendRecorded(draft, recorded, undefined, reserved);
+    if (!budgetTaken) {
+      // Refused before it went out: the recording is taken back, and the key freed.
+      if (recorded) await commit([...discardItems(recorded.message, recorded.attempt), ...(options.idempotencyKey !== undefined ? [unbindFromMessage(businessId, 'send', options.idempotencyKey, draft.id)] : [])]);
+      throw budgetRefused();
     }
-    if (recorded) throw new Error(`conversation ${route.conversationId} of a recorded message is missing`);
+    budgetDue = false;
+    if (recorded) return sendRecorded(draft, recorded, undefined, reserved);
     // The route went stale (contact deleted or renumbered, conversation closed): look up in full below.
+    draft.conversationUnread = false;
   }
 
-  if (budget.length) await takeBudget(businessId);
+  if (budgetDue) await takeBudget(businessId);
   const { contact } = await findOrCreateContactByPhone(businessId, req.to, { origin: 'outbound' });
   const { conversation } = await findOrCreateConversation(businessId, contact);
   draft.contactId = contact.id;
