@@ -44,10 +44,9 @@ export async function run({ quick, dynamodbEndpoint }: BenchOptions): Promise<Be
   const { dynamo } = await import('#shared/store/client.ts');
   const counting = await import('../support/dynamo-calls.ts');
   const { invoke } = await import('../support/api.ts');
-  const queue = await import('#shared/queue/queue.ts');
+  // Queue workers receive from the SQS stand-in in their own poll loop, outside any request's context: their
+  // calls count as background, not as the request's.
   counting.countCalls(dynamo);
-  // Queue workers run outside the request's context: their calls are background, not the request's.
-  queue.useLocalTransport((name, body, options) => counting.unmeasured(() => stack.queues.send(name, body, options)));
 
   let current: CallStats | undefined;
   dynamo.middlewareStack.add(

@@ -63,9 +63,6 @@ export function mark(name: string): void {
   if (context && context.marks[name] === undefined) context.marks[name] = performance.now();
 }
 
-/** Runs `work` outside any measured context (e.g. a queue transport, so that workers count as background). */
-export const unmeasured = <T>(work: () => T): T => als.exit(work);
-
 /** The longest chain of calls in sequence, among the calls that started before `before` (all by default). */
 export function sequentialRounds(calls: Call[], before = Infinity): number {
   const considered = calls.filter((c) => c.start < before).sort((a, b) => a.start - b.start);
