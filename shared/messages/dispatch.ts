@@ -103,7 +103,7 @@ export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, rec
   let attempt: string | undefined = recorded.attempt;
   let result;
   try {
-    result = await upstreamSend(draft.phoneNumberId, draft.payload, reserved);
+    result = await upstreamSend(draft.businessId, draft.phoneNumberId, draft.payload, reserved);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     if (recover) {

@@ -76,7 +76,7 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
 
   let result;
   try {
-    result = await upstreamSend(phoneNumberId, message.payload, reserved);
+    result = await upstreamSend(businessId, phoneNumberId, message.payload, reserved);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     const failure = toDeliveryError(err, templateContext(message.payload));

@@ -52,10 +52,6 @@ export async function send(businessId: string, request: unknown, options: SendOp
   return idempotent(businessId, 'send', key, request, () => prepareAndDispatch(businessId, request, options), (messageId) => outcomeOfRecorded(businessId, messageId));
 }
 
-export async function requirePhoneNumber(businessId: string): Promise<{ phoneNumberId: string; wabaId?: string }> {
-  return messagingAccount(await getBusiness(businessId));
-}
-
 /** The number a send's route is kept under: the recipient as the contacts area claims it. */
 export const routePhone = (to: string): string => normalizePhone(to) ?? `+${to.replace(/\D/g, '')}`;
 
@@ -84,7 +80,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   const context = (await options.context) ?? (await loadSendContext(businessId, phone));
 
   const extras: Parameters<typeof buildPayload>[1] = {};
-  if (req.type === 'template') extras.template = (await prepareTemplate(context, req)).template;
+  if (req.type === 'template') extras.template = (await prepareTemplate({ businessId, ...context }, req)).template;
   const reactionTarget = req.type === 'reaction' ? await resolveReactionTarget(businessId, req.to, req.reaction.message_id) : undefined;
   if (reactionTarget) extras.reactionWamid = reactionTarget.wamid;
 
