@@ -2,6 +2,10 @@
  * Delivery statuses from upstream webhooks. A message moves forward only — sent → delivered → read, and to
  * failed from sent or delivered — so webhooks arriving out of order or twice change nothing; each move is a
  * conditional update written with its event (`message.delivered`, `message.read`, `message.failed`).
+ *
+ * A status for a wamid the service does not know yet may belong to a send whose answer was lost after the
+ * upstream accepted it: its `biz_opaque_callback_data` is then the message id the send passed, and the message
+ * is settled as sent with this wamid (and `message.sent`) before the status itself applies.
  */
 import { onMessageStatus } from '#shared/broadcasts/status.ts';
 import { newEvent } from '#shared/events/outbox.ts';
@@ -11,9 +15,12 @@ import { keys } from '#shared/store/keys.ts';
 import type { EventName } from '#shared/events/names.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { UpstreamError } from '#shared/upstream/client.ts';
+import { getConversation, conversationTouch } from '#shared/conversations/repository.ts';
+import { UUID_RE } from '#shared/http/schemas.ts';
 import { findByWamid, getMessage, type MessageStatus } from './repository.ts';
 import { eventData } from './events.ts';
 import { webhookTime } from './inbound.ts';
+import { settleSent } from './send-state.ts';
 
 export type StatusOutcome = 'applied' | 'ignored' | 'unknown';
 
@@ -32,11 +39,18 @@ const EVENT: Record<string, EventName | undefined> = {
   failed: 'message.failed',
 };
 
+/** A client's own `biz_opaque_callback_data` comes back in its message's status events (the service's own value does not). */
+const clientCallback = (m: { id: string; payload: Record<string, unknown> }) => {
+  const value = m.payload?.biz_opaque_callback_data;
+  return typeof value === 'string' && value !== m.id ? { biz_opaque_callback_data: value } : {};
+};
+
 export async function applyStatus(businessId: string, status: Record<string, any>): Promise<StatusOutcome> {
   const next = String(status.status ?? '');
-  const from = FROM[next];
+  // An own key only: a status named like an Object.prototype member is not a status.
+  const from = Object.hasOwn(FROM, next) ? FROM[next] : undefined;
   if (!from) return 'ignored';
-  const pointer = await findByWamid(String(status.id ?? ''));
+  const pointer = (await findByWamid(String(status.id ?? ''))) ?? (await settleLostAnswer(businessId, status));
   if (!pointer) return 'unknown';
   if (pointer.businessId !== businessId) return 'ignored';
   const message = await getMessage(businessId, pointer.messageId);
@@ -71,7 +85,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
           ExpressionAttributeValues: values,
         },
       }],
-      [newEvent(businessId, EVENT[next]!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}) }))],
+      [newEvent(businessId, EVENT[next]!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...clientCallback(message) }))],
     );
   } catch (err) {
     // Another delivery of a status moved the message first.
@@ -83,4 +97,30 @@ export async function applyStatus(businessId: string, status: Record<string, any
     await onMessageStatus(businessId, message.id, next as 'delivered' | 'read' | 'failed', error as { code?: string; error?: string; message?: string } | undefined);
   }
   return 'applied';
+}
+
+/**
+ * The send of a queued message named by the status's `biz_opaque_callback_data` (the id the send passed when
+ * the client set none) is settled as sent with the status's wamid. Checked against what the send stored, so that
+ * a client's own callback value never settles another message.
+ */
+async function settleLostAnswer(businessId: string, status: Record<string, any>): Promise<{ businessId: string; messageId: string } | undefined> {
+  const callback = status.biz_opaque_callback_data;
+  const wamid = String(status.id ?? '');
+  if (typeof callback !== 'string' || !UUID_RE.test(callback) || !wamid) return undefined;
+  const message = await getMessage(businessId, callback);
+  if (!message || message.direction !== 'outbound' || message.status !== 'queued') return undefined;
+  if (message.payload.biz_opaque_callback_data !== callback || message.id !== callback) return undefined;
+  if (status.recipient_id !== undefined && String(status.recipient_id).replace(/\D/g, '') !== message.waId) return undefined;
+  const conversation = await getConversation(businessId, message.conversationId);
+  const at = webhookTime(status.timestamp);
+  await settleSent({
+    message,
+    at,
+    wamid,
+    waId: message.waId,
+    items: conversation ? [conversationTouch(conversation, { at, direction: 'outbound' })] : [],
+  });
+  // Settled now, or by the send's own answer meanwhile: either way the wamid pointer tells.
+  return findByWamid(wamid);
 }

@@ -25,6 +25,10 @@
  * | open conversation of a contact            | pk B#{bid}            sk CCONV#{contactId}                 |
  * | message by id; messages of a conversation | pk B#{bid} sk MSG#{id}; gsi1 B#{bid}#CONV#{cid} / {at}#{id}|
  * | message by upstream wamid                 | pk WAMID#{wamid}      sk WAMID                             |
+ * | send in flight (recorded, upstream answer | pk B#{bid} sk PSEND#{messageId};                           |
+ * |   not settled yet), swept when stale      |   gsi1 PSEND#{shard} / {createdAt}#{bid}#{messageId}       |
+ * | where sends to a number go: its contact   | pk B#{bid}            sk SROUTE#{e164} (checked against    |
+ * |   and open conversation (send fast path)  |   CPHONE and CCONV in the send's own transaction)          |
  * | segments; static members of a segment     | pk B#{bid} sk SEG#{id}; pk B#{bid}#SEG#{id} sk C#{contact} |
  * | webhook subscriptions; their deliveries   | pk B#{bid}#WHS sk WH#{id}; pk B#{bid}#WH#{id} sk D#{delivery} |
  * | outbox (events not yet fanned out), one   | pk B#{bid}#EVK#{orderingKey} sk E#{createdAt}#{eventId}    |
@@ -54,12 +58,15 @@ export type Key = { pk: string; sk: string };
 
 const biz = (bid: string) => `B#${bid}`;
 
-/** FNV-1a over business and ordering key: one lane always lands in the same outbox index shard. */
-const outboxShard = (bid: string, orderingKey: string): number => {
+/** FNV-1a: a stable, even spread of strings over index shards. */
+const fnv1a = (text: string): number => {
   let h = 0x811c9dc5;
-  for (const ch of `${bid}#${orderingKey}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
-  return h % 16;
+  for (const ch of text) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return h;
 };
+
+/** One lane always lands in the same outbox index shard. */
+const outboxShard = (bid: string, orderingKey: string): number => fnv1a(`${bid}#${orderingKey}`) % 16;
 
 export const keys = {
   business: (bid: string): Key => ({ pk: biz(bid), sk: 'BUSINESS' }),
@@ -101,6 +108,15 @@ export const keys = {
   }),
   messagesOfConversationPk: (bid: string, conversationId: string) => `${biz(bid)}#CONV#${conversationId}`,
   wamid: (wamid: string): Key => ({ pk: `WAMID#${wamid}`, sk: 'WAMID' }),
+  pendingSend: (bid: string, messageId: string): Key => ({ pk: biz(bid), sk: `PSEND#${messageId}` }),
+  /** Index entry of a send in flight: sharded by message id so the sweep can find every business's stale ones. */
+  pendingSendIndex: (bid: string, messageId: string, createdAt: string) => ({
+    gsi1pk: `PSEND#${fnv1a(messageId) % 16}`,
+    gsi1sk: `${createdAt}#${bid}#${messageId}`,
+  }),
+  pendingSendIndexPk: (shard: number) => `PSEND#${shard}`,
+  pendingSendShards: 16,
+  sendRoute: (bid: string, e164: string): Key => ({ pk: biz(bid), sk: `SROUTE#${e164}` }),
 
   segment: (bid: string, segmentId: string): Key => ({ pk: biz(bid), sk: `SEG#${segmentId}` }),
   segmentPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'SEG#' }),

@@ -122,9 +122,23 @@ async function pace(phoneNumberId: string): Promise<void> {
   await reserveSendSlot(phoneNumberId, config.upstreamMessagesPerSecond);
 }
 
-/** POST /{phone-number-id}/messages with a Cloud API message payload, for the business that owns the number. */
-export async function sendMessage(businessId: string, phoneNumberId: string, payload: Record<string, unknown>): Promise<SendResult> {
-  await pace(phoneNumberId);
+/**
+ * A send's place in its number's throughput, to be passed to sendMessage: a caller may start it beside its own
+ * writes so that the shared window costs no round trip of its own.
+ */
+export const reserveSend = (phoneNumberId: string): Promise<void> => {
+  const reserved = pace(phoneNumberId);
+  // Awaited by sendMessage; a caller that never gets there must not leave an unhandled rejection.
+  reserved.catch(() => undefined);
+  return reserved;
+};
+
+/**
+ * POST /{phone-number-id}/messages with a Cloud API message payload, for the business that owns the number
+ * (paced here unless `reserved` is given).
+ */
+export async function sendMessage(businessId: string, phoneNumberId: string, payload: Record<string, unknown>, reserved?: Promise<void>): Promise<SendResult> {
+  await (reserved ?? pace(phoneNumberId));
   const res = await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, (auth) => ({
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },

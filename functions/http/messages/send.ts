@@ -1,6 +1,6 @@
 /** POST /messages/v1: send a message of any type (service style or upstream style). */
 import { endpoint } from '#shared/http/endpoint.ts';
-import { send } from '#shared/messages/send.ts';
+import { prefetchSendContext, send, type SendOptions } from '#shared/messages/send.ts';
 
 export const { handler, spec } = endpoint(
   {
@@ -14,10 +14,13 @@ export const { handler, spec } = endpoint(
       413: 'media_too_large',
       422: 'Idempotency-Key reused with another body',
     },
+    // The business, its AI settings and the recipient's send route are read beside the rate limit.
+    prefetch: ({ auth, body }) => prefetchSendContext(auth.businessId, body),
   },
-  async ({ auth, body, headers }) => {
+  async ({ auth, body, headers, prefetched }) => {
     const idempotencyKey = headers['idempotency-key'];
-    const outcome = await send(auth.businessId, body, { sentBy: 'api', ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+    const context = Promise.resolve(prefetched as Awaited<NonNullable<SendOptions['context']>>);
+    const outcome = await send(auth.businessId, body, { sentBy: 'api', context, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
     return { status: outcome.status, body: outcome.body };
   },
 );

@@ -148,6 +148,9 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         timestamp: String(Math.floor((body.timestamp !== undefined ? toEpochMs(body.timestamp) : Date.now()) / 1000)),
         recipient_id: sent.to,
       };
+      // As the Cloud API does: the message's callback data comes back in its statuses.
+      const callback = (sent.payload as Record<string, unknown> | undefined)?.biz_opaque_callback_data;
+      if (callback !== undefined) status.biz_opaque_callback_data = callback;
       if (body.status === 'failed') {
         const code = Number(body.code ?? 131000);
         const err = [130472, 131026, 131042, 131048].includes(code) ? sandboxErrors.byRecipient(code)
