@@ -17,24 +17,27 @@ import { webhookTime } from './inbound.ts';
 
 export type StatusOutcome = 'applied' | 'ignored' | 'unknown';
 
-/** The states a message may be in for each incoming status to apply. */
-const FROM: Record<string, MessageStatus[]> = {
-  sent: ['queued'],
-  delivered: ['queued', 'sent'],
-  read: ['queued', 'sent', 'delivered'],
-  failed: ['queued', 'sent', 'delivered'],
-};
+/**
+ * The states a message may be in for each incoming status to apply. Maps, because the status is the sender's
+ * text: on a plain object `constructor` or `__proto__` would find Object.prototype's members.
+ */
+const FROM = new Map<string, MessageStatus[]>([
+  ['sent', ['queued']],
+  ['delivered', ['queued', 'sent']],
+  ['read', ['queued', 'sent', 'delivered']],
+  ['failed', ['queued', 'sent', 'delivered']],
+]);
 
-const EVENT: Record<string, EventName | undefined> = {
-  sent: 'message.sent',
-  delivered: 'message.delivered',
-  read: 'message.read',
-  failed: 'message.failed',
-};
+const EVENT = new Map<string, EventName>([
+  ['sent', 'message.sent'],
+  ['delivered', 'message.delivered'],
+  ['read', 'message.read'],
+  ['failed', 'message.failed'],
+]);
 
 export async function applyStatus(businessId: string, status: Record<string, any>): Promise<StatusOutcome> {
   const next = String(status.status ?? '');
-  const from = FROM[next];
+  const from = FROM.get(next);
   if (!from) return 'ignored';
   const pointer = await findByWamid(String(status.id ?? ''));
   if (!pointer) return 'unknown';
@@ -71,7 +74,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
           ExpressionAttributeValues: values,
         },
       }],
-      [newEvent(businessId, EVENT[next]!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}) }))],
+      [newEvent(businessId, EVENT.get(next)!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}) }))],
     );
   } catch (err) {
     // Another delivery of a status moved the message first.

@@ -152,6 +152,22 @@ describe('delivery statuses', () => {
     expect(failed[0].data).toMatchObject({ message_id: id, wamid, error: { code: '131026' } });
   });
 
+  it('ignores a status named like an Object.prototype member (constructor, __proto__, toString): no worker failure, no change', async () => {
+    // Prepare
+    const { t, id, wamid } = await sentMessage();
+    const webhook = (status: string) => JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'messages', value: {
+      metadata: { phone_number_id: t.phoneNumberId }, statuses: [{ id: wamid, status, timestamp: String(Math.floor(Date.now() / 1000)) }],
+    } }] }] });
+
+    // Act
+    const failures = await h.runWorker(['constructor', '__proto__', 'toString', 'hasOwnProperty'].map(webhook));
+
+    // Assess
+    expect(failures).toBe(0);
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'sent' });
+    expect(statusEvents(t.businessId)).toEqual([]);
+  });
+
   it('asks SQS to deliver again a fresh status for a wamid not stored yet, and drops an old one', async () => {
     const t = await h.newTenant();
     const fresh = { object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'messages', value: { metadata: { phone_number_id: t.phoneNumberId }, statuses: [{ id: 'wamid.notyet', status: 'delivered', timestamp: String(Math.floor(Date.now() / 1000)) }] } }] }] };
