@@ -11,7 +11,8 @@ import type { Filters } from '#shared/contacts/filters/filters.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { ApiError } from '#shared/http/errors.ts';
 import { countDeadline, countSegment, countSegments, type CountOutcome } from './count.ts';
-import { isEmptyRules, isV3Shape, parseRules, ruleError, rulesCondition } from './rules.ts';
+import { isEmptyRules, isV3Shape, parseRules, ruleError, rulesCondition, type ParsedRules } from './rules.ts';
+import { ruleBoundsError } from './rule-bounds.ts';
 import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
 import { ruleInvalid, segmentNotFound } from './errors.ts';
 import { listSegmentUsage } from './usage.ts';
@@ -61,13 +62,21 @@ export async function loadSegment(bid: string, id: unknown): Promise<SegmentReco
   return record;
 }
 
+/** Rules a client sends (create, update, preview): within the bounds, then valid; else a rule error. */
+function parseIncomingRules(rules: unknown): Extract<ParsedRules, { ok: true }> {
+  const tooBig = ruleBoundsError(rules);
+  if (tooBig) throw ruleInvalid(tooBig);
+  const parsed = parseRules(rules);
+  if (!parsed.ok) throw ruleInvalid(parsed.error);
+  return parsed;
+}
+
 /**
  * Rules of a dynamic segment: present and valid, else a rule error. Returns what is stored: v3 rules with
  * their filters in snake_case, legacy rules exactly as given.
  */
 function checkDynamicRules(rules: unknown): { format: 'filters' | 'legacy'; rules: unknown } {
-  const parsed = parseRules(rules);
-  if (!parsed.ok) throw ruleInvalid(parsed.error);
+  const parsed = parseIncomingRules(rules);
   return { format: parsed.format, rules: parsed.format === 'filters' ? { version: 3, filters: parsed.filters } : rules };
 }
 
@@ -188,8 +197,7 @@ export const PREVIEW_SAMPLE = 10;
 /** Count and a sample of the contacts that rules select, without storing anything. */
 export async function previewRules(bid: string, rules: unknown, sample = PREVIEW_SAMPLE) {
   if (isEmptyRules(rules)) throw ruleInvalid(ruleError('Rules are missing: send { "rules": { "version": 3, "filters": { ... } } } with at least one filter'));
-  const parsed = parseRules(rules);
-  if (!parsed.ok) throw ruleInvalid(parsed.error);
+  const parsed = parseIncomingRules(rules);
   const nowMs = Date.now();
   let ids: string[];
   try {
