@@ -20,7 +20,7 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { getBusiness } from '#shared/business/repository.ts';
 import { logger } from '#shared/log/logger.ts';
 import {
-  addCounts, claimRecipient, countsSet, getBroadcast, putRecipients, queueHead, settleRecipient, tallyRecipients, transition,
+  addCounts, claimRecipient, getBroadcast, putRecipients, queueHead, settleRecipient, tallyRecipients, talliedCounts, transition,
   transitionInput, updateUsageStatus, type Outcome,
 } from './repository.ts';
 import { AudienceUnavailable, freezeAudience } from './audience.ts';
@@ -237,7 +237,7 @@ class Pipeline {
     const delta = { sent: this.sent, failed: this.failed };
     this.sent = 0;
     this.failed = 0;
-    await addCounts(this.b.businessId, this.b.id, delta);
+    await addCounts(this.b.businessId, this.b.id, delta, { untilTallied: true });
   }
 
   async drain(): Promise<void> {
@@ -353,7 +353,7 @@ async function complete(b: Broadcast): Promise<boolean> {
   const completedAt = new Date().toISOString();
   try {
     await commit(
-      [{ Update: transitionInput(b.businessId, b.id, ['running'], 'completed', { completed_at: completedAt, ...countsSet(counts) }) }],
+      [{ Update: transitionInput(b.businessId, b.id, ['running'], 'completed', { completed_at: completedAt, ...talliedCounts(counts) }) }],
       [broadcastCompleted(b, counts, completedAt)],
     );
   } catch (err) {
@@ -380,13 +380,13 @@ async function sweep(b: Broadcast): Promise<'done' | 'more' | 'wait'> {
       }
     }
   }));
-  await addCounts(b.businessId, b.id, { cancelled, failed });
+  await addCounts(b.businessId, b.id, { cancelled, failed }, { untilTallied: true });
   if (cancelled + failed > 0) return 'more';
   // Only live claims (or index entries that have not caught up) are left: look again later.
   if (head.length > 0) return 'wait';
   if (b.started_at) {
     const { counts } = await tallyRecipients(b.businessId, b.id);
-    await transition(b.businessId, b.id, [b.status], b.status, countsSet(counts));
+    await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts));
   }
   return 'done';
 }
