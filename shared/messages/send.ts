@@ -95,7 +95,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   const business = await requirePhoneNumber(businessId);
 
   const extras: Parameters<typeof buildPayload>[1] = {};
-  if (req.type === 'template') extras.template = (await prepareTemplate(business, req)).template;
+  if (req.type === 'template') extras.template = (await prepareTemplate(businessId, business, req)).template;
   const reactionTarget = req.type === 'reaction' ? await resolveReactionTarget(businessId, req.to, req.reaction.message_id) : undefined;
   if (reactionTarget) extras.reactionWamid = reactionTarget.wamid;
   const payload = buildPayload(req, extras);
