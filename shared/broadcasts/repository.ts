@@ -16,6 +16,7 @@ import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { batchWriteAll } from '#shared/store/batch.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
+import { segmentUsageItem } from '#shared/segments/usage.ts';
 import { COUNT_NAMES, type Broadcast, type Counts, type Recipient, type RecipientState } from './model.ts';
 
 const AUDIENCE_CHUNK = 1000;
@@ -78,21 +79,12 @@ export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefi
     items.push({
       Put: {
         TableName: table(),
-        Item: { pk: keys.broadcastRecipientsPk(b.businessId, b.id), sk: `A#${String(i / AUDIENCE_CHUNK).padStart(4, '0')}`, type: 'broadcastAudience', contact_ids: contactIds.slice(i, i + AUDIENCE_CHUNK) },
+        Item: { ...keys.broadcastAudienceChunk(b.businessId, b.id, i / AUDIENCE_CHUNK), type: 'broadcastAudience', contact_ids: contactIds.slice(i, i + AUDIENCE_CHUNK) },
       },
     });
   }
   if (b.audience.type === 'segment') {
-    items.push({
-      Put: {
-        TableName: table(),
-        Item: {
-          ...keys.segmentUsage(b.businessId, b.audience.segment_id, 'broadcast', b.id),
-          // The shape shared/segments/usage.ts lists as a campaign.
-          type: 'segmentUsage', kind: 'broadcast', refId: b.id, name: b.name, status: b.status, usedAt: b.created_at,
-        },
-      },
-    });
+    items.push({ Put: segmentUsageItem(b.businessId, b.audience.segment_id, { id: b.id, name: b.name, status: b.status, createdAt: b.created_at }) });
   }
   return items;
 }
@@ -136,7 +128,7 @@ export async function explicitAudience(businessId: string, broadcastId: string):
     const page = await db.send(new QueryCommand({
       TableName: table(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :a)',
-      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':a': 'A#' },
+      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':a': keys.broadcastAudienceSkPrefix },
       ConsistentRead: true,
       ExclusiveStartKey: lastKey,
     }));

@@ -166,6 +166,12 @@ export const keys = {
   }),
   broadcastRecipientsPk: (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}`,
   broadcastRecipientSkPrefix: 'R#',
+  /** An explicit audience, in numbered chunks of contact ids beside the recipients. */
+  broadcastAudienceChunk: (bid: string, broadcastId: string, chunk: number): Key => ({
+    pk: `${biz(bid)}#BCAST#${broadcastId}`,
+    sk: `A#${String(chunk).padStart(4, '0')}`,
+  }),
+  broadcastAudienceSkPrefix: 'A#',
   broadcastByRecency: (bid: string, createdAt: string, broadcastId: string) => ({ gsi1pk: `${biz(bid)}#BCASTS`, gsi1sk: `${createdAt}#${broadcastId}` }),
   broadcastsByRecencyPk: (bid: string) => `${biz(bid)}#BCASTS`,
   /** Sparse queue of recipients not yet sent (gsi1), in audience order. */

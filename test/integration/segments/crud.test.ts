@@ -223,7 +223,7 @@ describe('POST /segments/preview, evaluate, usage', () => {
     expect(bad.body.error).toMatch(/unknown filter key.*Correct the rule and retry\.$/);
   });
 
-  it('evaluate recomputes and stores the count; usage lists campaigns and agents', async () => {
+  it('evaluate recomputes and stores the count; usage lists the broadcasts that target the segment, and no agents', async () => {
     const t = await newTenant();
     const id = (await create(t, { name: 'VIPs', type: 'dynamic', rules: V3_VIP })).body.data.id;
     await seedContacts(t.businessId, [contact({ tags: ['vip'] }), contact({ tags: ['vip'] })]);
@@ -237,11 +237,11 @@ describe('POST /segments/preview, evaluate, usage', () => {
     const usage = await invoke('GET /segments/{id}/usage', { apiKey: t.apiKey, params: { id } });
     expect(usage.status).toBe(200);
     expect(usage.body).toEqual({ data: { segmentId: id, campaigns: [], agents: [] } });
-    const { recordSegmentUsage } = await import('#shared/segments/usage.ts');
-    const broadcastId = randomUUID();
-    await recordSegmentUsage(t.businessId, id, 'broadcast', { id: broadcastId, name: 'Black Friday', status: 'scheduled' });
+    const sendAt = new Date(Date.now() + 86_400_000).toISOString();
+    const broadcast = await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body: { name: 'Black Friday', templateName: 'hello_world', language: 'en_US', segment_id: id, send_at: sendAt } });
+    expect(broadcast.status).toBe(201);
     const used = await invoke('GET /segments/{id}/usage', { apiKey: t.apiKey, params: { id } });
-    expect(used.body.data.campaigns).toEqual([{ id: broadcastId, name: 'Black Friday', status: 'scheduled', usedAt: expect.any(String) }]);
+    expect(used.body).toEqual({ data: { segmentId: id, campaigns: [{ id: broadcast.body.data.id, name: 'Black Friday', status: 'scheduled', usedAt: broadcast.body.data.created_at }], agents: [] } });
   });
 
   it('requires contacts:read to read and contacts:write to change', async () => {
