@@ -19,6 +19,8 @@ import { commit } from '#shared/events/outbox.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { getBusiness } from '#shared/business/repository.ts';
 import { logger } from '#shared/log/logger.ts';
+import { isConditionFailure as isSingleConditionFailure } from '#shared/store/conditional.ts';
+import { cancelledByCondition } from '#shared/store/transact.ts';
 import {
   addCounts, claimRecipient, getBroadcast, putRecipients, queueHead, settleRecipient, tallyRecipients, talliedCounts, transition,
   transitionInput, updateUsageStatus, type Outcome,
@@ -47,9 +49,8 @@ const THROTTLE_CODES = new Set(['130429', '131056', '80007', '4']);
 const EARLY_START_TOLERANCE_MS = 1500;
 const SWEEP_PAGE = 100;
 
-const isConditionFailure = (err: unknown) =>
-  (err as { name?: string })?.name === 'ConditionalCheckFailedException'
-  || ((err as { name?: string })?.name === 'TransactionCanceledException' && ((err as any).CancellationReasons ?? []).some((r: any) => r?.Code === 'ConditionalCheckFailed'));
+/** A single write's or a transaction's condition did not hold: someone else changed the broadcast first. */
+const isConditionFailure = (err: unknown) => isSingleConditionFailure(err) || cancelledByCondition(err);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A few milliseconds past the next second boundary, when the next second's share opens. */

@@ -14,7 +14,7 @@ import { normalizePhone } from './phone.ts';
 import { contactPut, findContactIdByPhone, getStoredContact, newContact, phoneClaim, phoneRelease, queryContactItems } from './repository.ts';
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { assertAgentOfBusiness, assignmentChange } from './assignment.ts';
-import { cancellationCodes, optimistic, RetryableConflict } from './transact.ts';
+import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
 import { dedupeTags, type CreateContactInput, type UpdateContactInput } from './schemas.ts';
 import { contactMatcher } from './search.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
