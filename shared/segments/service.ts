@@ -6,15 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { batchGetContacts } from '#shared/contacts/repository.ts';
 import type { Contact } from '#shared/contacts/model.ts';
 import { compileCondition } from '#shared/contacts/filters/predicate.ts';
-import { ScanDeadlineExceeded, selectMatching } from '#shared/contacts/filters/scan.ts';
+import { selectMatching } from '#shared/contacts/filters/scan.ts';
 import type { Filters } from '#shared/contacts/filters/filters.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
-import { ApiError } from '#shared/http/errors.ts';
 import { countDeadline, countSegment, countSegments, type CountOutcome } from './count.ts';
 import { isEmptyRules, isV3Shape, parseRules, ruleError, rulesCondition, type ParsedRules } from './rules.ts';
 import { ruleBoundsError } from './rule-bounds.ts';
 import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
-import { ruleInvalid, segmentNotFound } from './errors.ts';
+import { ruleInvalid, segmentNotFound, selectWithinBudget } from './errors.ts';
 import { listSegmentUsage } from './usage.ts';
 import { keys } from '#shared/store/keys.ts';
 
@@ -199,13 +198,7 @@ export async function previewRules(bid: string, rules: unknown, sample = PREVIEW
   if (isEmptyRules(rules)) throw ruleInvalid(ruleError('Rules are missing: send { "rules": { "version": 3, "filters": { ... } } } with at least one filter'));
   const parsed = parseIncomingRules(rules);
   const nowMs = Date.now();
-  let ids: string[];
-  try {
-    ids = await selectMatching(bid, compileCondition(rulesCondition(parsed, nowMs)), { deadline: countDeadline() });
-  } catch (err) {
-    if (err instanceof ScanDeadlineExceeded) throw new ApiError(503, { error: 'count_timeout', message: 'The preview could not be computed in time; narrow the rules or retry later' });
-    throw err;
-  }
+  const ids = await selectWithinBudget(() => selectMatching(bid, compileCondition(rulesCondition(parsed, nowMs)), { deadline: countDeadline() }));
   return {
     count: ids.length,
     preview: await contactsInOrder(bid, ids.slice(0, sample)),
