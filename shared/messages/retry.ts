@@ -12,6 +12,7 @@ import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
+import { templateContext } from '#shared/templates/error-context.ts';
 import { getConversation, conversationTouch } from '#shared/conversations/repository.ts';
 import { recordContactActivity } from '#shared/contacts/repository.ts';
 import { logger } from '#shared/log/logger.ts';
@@ -40,8 +41,7 @@ export async function retryMessage(businessId: string, id: string): Promise<Retr
     result = await upstreamSend(phoneNumberId, message.payload);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    const t = message.payload.template as { name?: string; language?: { code?: string } } | undefined;
-    const failure = toDeliveryError(err, { templateName: t?.name, language: t?.language?.code });
+    const failure = toDeliveryError(err, templateContext(message.payload));
     const error = { code: failure.code, error: failure.error, message: failure.message, ...(failure.details ? { details: failure.details } : {}) };
     await db.send(new UpdateCommand({
       TableName: table(),

@@ -22,6 +22,7 @@ import { logger } from '#shared/log/logger.ts';
 import { messageFailed, messageSent } from '#shared/metrics/metrics.ts';
 import { parseSendRequest, type SendRequest } from './schemas.ts';
 import { buildPayload, contentOf, type UpstreamPayload } from './payload.ts';
+import { templateContext } from '#shared/templates/error-context.ts';
 import { resolveReactionTarget } from './reaction.ts';
 import { idempotent, type Outcome } from './idempotency.ts';
 import { messageOwnerPut, messagePut, wamidPut, type Message, type SentBy } from './repository.ts';
@@ -134,11 +135,6 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   }
   return dispatchOutbound(draft);
 }
-
-const templateContext = (payload: UpstreamPayload) => {
-  const t = payload.template as { name?: string; language?: { code?: string } } | undefined;
-  return t ? { templateName: t.name, language: t.language?.code } : {};
-};
 
 /** Sends a prepared draft upstream and records the outcome (sent, or failed with the contract's error). */
 export async function dispatchOutbound(draft: OutboundDraft, recover?: (err: UpstreamError) => Promise<Outcome | undefined>): Promise<Outcome> {

@@ -2,6 +2,8 @@
  * A contact selection past its time budget answers one and the same 503 `selection_timeout`, whether it is a
  * preview of rules or a member selection by filters. The budget is zero here (read once, before the service loads).
  */
+import type { InvokeResult } from '../../support/api.ts';
+
 process.env.SEGMENT_COUNT_BUDGET_MS = '0';
 const { invoke, newTenant } = await import('../../support/api.ts');
 const { contact, seedContacts } = await import('./seed.ts');
@@ -19,7 +21,7 @@ describe('a selection past its time budget', () => {
     const members = await invoke('POST /segments/{id}/members', { apiKey: t.apiKey, params: { id: segment.body.data.id }, body: { action: 'add', filters: { tags: { any: ['vip'] } } } });
 
     // Assess
-    for (const res of [preview, members]) {
+    for (const res of [preview, members] as InvokeResult[]) {
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ error: 'selection_timeout', message: expect.stringMatching(/in time/) });
     }
