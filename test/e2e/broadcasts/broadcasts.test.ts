@@ -331,7 +331,9 @@ describe('broadcasts through the local stack', () => {
       await new Promise((r) => setTimeout(r, 1500));
       const after = (await api('GET', `/broadcasts/v1/${done.id}`, undefined, tenant.apiKey)).body.data;
       const copies = await Promise.all(people.map(async (p) => sentList(await sandboxSent(p.phone_number)).length));
-      return { counts: after.counts, copies };
+      const recipients = (await api('GET', `/broadcasts/v1/${done.id}/recipients?limit=100`, undefined, tenant.apiKey)).body.data as { status: string }[];
+      const byStatus = Object.fromEntries(['sent', 'failed', 'skipped', 'cancelled'].map((s) => [s, recipients.filter((r) => r.status === s).length]));
+      return { counts: after.counts, copies, byStatus };
     };
 
     // Act
@@ -339,9 +341,14 @@ describe('broadcasts through the local stack', () => {
     for (let round = 0; round < 4; round++) results.push(...await Promise.all([0, 1, 2].map((n) => oneBroadcast(round, n))));
 
     // Assess
-    for (const { counts, copies } of results) {
-      expect(counts).toMatchObject({ total: 6, sent: 4, failed: 0, skipped: 2, cancelled: 0, pending: 0 });
-      expect(copies).toEqual([1, 1, 1, 1, 0, 0]);
+    // On a loaded machine a send can outlast the lease and another run then records it `failed` (outcome_unknown)
+    // rather than send it again: sent and failed may split the four, but the counts must be the recipients' own.
+    for (const { counts, copies, byStatus } of results) {
+      expect(counts).toMatchObject({ total: 6, skipped: 2, cancelled: 0, pending: 0, sent: byStatus.sent, failed: byStatus.failed });
+      expect(counts.sent + counts.failed + counts.skipped + counts.cancelled).toBe(counts.total);
+      expect(copies.slice(0, 4).every((n) => n <= 1)).toBe(true);
+      expect(copies.slice(4)).toEqual([0, 0]);
+      expect(copies.filter((n) => n === 1).length).toBeGreaterThanOrEqual(counts.sent);
     }
   }, 240_000);
 
