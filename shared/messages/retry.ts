@@ -38,7 +38,7 @@ export async function retryMessage(businessId: string, id: string): Promise<Retr
 
   let result;
   try {
-    result = await upstreamSend(phoneNumberId, message.payload);
+    result = await upstreamSend(businessId, phoneNumberId, message.payload);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     const failure = toDeliveryError(err, templateContext(message.payload));

@@ -53,9 +53,7 @@ function fromShortcut(req: Record<string, any>): TemplateObject {
 const invalidParameters = (message: string, details: Record<string, unknown>) =>
   new ApiError(400, { error: 'invalid_template_parameters', message, details });
 
-export async function prepareTemplate(
-  businessId: string, business: { phoneNumberId: string; wabaId?: string }, req: Record<string, any>,
-): Promise<PreparedTemplate> {
+export async function prepareTemplate(business: { businessId: string; phoneNumberId: string; wabaId?: string }, req: Record<string, any>): Promise<PreparedTemplate> {
   const shortcut = req.template === undefined;
   const template: TemplateObject = shortcut
     ? fromShortcut(req)
@@ -63,7 +61,7 @@ export async function prepareTemplate(
 
   // The contract: the shortcut's language defaults to es_MX. A template approved only in another language is
   // not silently swapped in: the upstream answers 132000 (template_not_found, with the language tried).
-  const named = business.wabaId ? await templatesNamed(business.wabaId, template.name) : undefined;
+  const named = business.wabaId ? await templatesNamed(business.businessId, business.wabaId, template.name) : undefined;
   const approved: UpstreamTemplate | undefined = named?.find((t) => t.language === template.language.code);
 
   let headerType: string | undefined;
@@ -88,7 +86,7 @@ export async function prepareTemplate(
     template.components = resolveQuickReplies(template, undefined, req.allowButtonIdOverride === true);
   }
 
-  await checkHeaderMedia(businessId, business.phoneNumberId, template);
+  await checkHeaderMedia(business.businessId, business.phoneNumberId, template);
   return { template, headerType };
 }
 
