@@ -34,30 +34,26 @@ export const customFields = v.pipe(
 
 const phone = v.pipe(v.string('must be a string'), v.minLength(1, 'is required'), v.maxLength(40, 'at most 40 characters'));
 
-export const createContactBody = v.object({
-  phone_number: phone,
+/** What describes a contact, in every request that writes one (single or bulk). */
+export const profileFields = {
   name: v.optional(name),
   email: v.optional(email),
   tags: v.optional(tagList),
+  /** On an update, merged into the stored fields; a key set to null is removed. */
   custom_fields: v.optional(customFields),
-  assigned_agent_id: v.optional(v.nullable(id())),
-  funnel_stage_id: v.optional(v.nullable(id())),
-  opted_out: v.optional(v.boolean('must be a boolean')),
-});
+};
 
-export const updateContactBody = v.object({
-  phone_number: v.optional(phone),
-  name: v.optional(name),
-  email: v.optional(email),
-  tags: v.optional(tagList),
-  add_tags: v.optional(tagList),
-  remove_tags: v.optional(tagList),
-  /** Merged into the stored fields; a key set to null is removed. */
-  custom_fields: v.optional(customFields),
-  assigned_agent_id: v.optional(v.nullable(id())),
-  funnel_stage_id: v.optional(v.nullable(id())),
-  opted_out: v.optional(v.boolean('must be a boolean')),
-});
+/** An update's tag changes beside (or instead of) a whole new `tags` list. */
+export const tagChanges = { add_tags: v.optional(tagList), remove_tags: v.optional(tagList) };
+
+export const optedOut = v.optional(v.boolean('must be a boolean'));
+
+/** Assignment and funnel stage: set by the single-contact endpoints (bulk has its own operations for them). */
+const placementFields = { assigned_agent_id: v.optional(v.nullable(id())), funnel_stage_id: v.optional(v.nullable(id())) };
+
+export const createContactBody = v.object({ phone_number: phone, ...profileFields, ...placementFields, opted_out: optedOut });
+
+export const updateContactBody = v.object({ phone_number: v.optional(phone), ...profileFields, ...tagChanges, ...placementFields, opted_out: optedOut });
 
 export type CreateContactInput = v.InferOutput<typeof createContactBody> & { origin?: string };
 export type UpdateContactInput = v.InferOutput<typeof updateContactBody>;

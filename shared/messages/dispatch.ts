@@ -16,9 +16,9 @@ import { messageFailed, messageSent } from '#shared/metrics/metrics.ts';
 import type { Outcome } from './idempotency.ts';
 import { getMessage, type Message } from './repository.ts';
 import { outboundMessage, sendResult, type OutboundDraft } from './draft.ts';
-import { cancellationCodes } from '#shared/contacts/transact.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 import { messageConditionFailed, newAttempt, recordItems, RECORD_ITEMS, releaseItems, settleFailed, settleSent, withConversationTouch } from './send-state.ts';
-import { templateContext } from './template-context.ts';
+import { templateContext } from '#shared/templates/error-context.ts';
 
 /** Sends a draft upstream; `recover` may answer an upstream error instead of recording the failure (the media area's proxy). */
 export type Dispatch = (draft: OutboundDraft, recover?: (err: UpstreamError) => Promise<Outcome | undefined>) => Promise<Outcome>;

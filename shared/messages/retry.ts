@@ -17,7 +17,7 @@ import type { Business } from '#shared/business/repository.ts';
 import { toMessage, type Message } from './repository.ts';
 import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent, unclaimItems, withConversationTouch } from './send-state.ts';
 import { messagingAccount } from './send-route.ts';
-import { templateContext } from './template-context.ts';
+import { templateContext } from '#shared/templates/error-context.ts';
 import { budgetRefused } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { newEvent, type TransactItem } from '#shared/events/outbox.ts';
 import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
-import { cancellationCodes } from '#shared/contacts/transact.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 import { getConversation, type Conversation } from '#shared/conversations/repository.ts';
 import { commitWithRetry } from './transact.ts';
 import { messageOwnerPut, messagePut, wamidPut, type Message, type MessageError } from './repository.ts';

@@ -24,20 +24,23 @@ import { settleSent } from './send-state.ts';
 
 export type StatusOutcome = 'applied' | 'ignored' | 'unknown';
 
-/** The states a message may be in for each incoming status to apply. */
-const FROM: Record<string, MessageStatus[]> = {
-  sent: ['queued'],
-  delivered: ['queued', 'sent'],
-  read: ['queued', 'sent', 'delivered'],
-  failed: ['queued', 'sent', 'delivered'],
-};
+/**
+ * The states a message may be in for each incoming status to apply. Maps, because the status is the sender's
+ * text: on a plain object `constructor` or `__proto__` would find Object.prototype's members.
+ */
+const FROM = new Map<string, MessageStatus[]>([
+  ['sent', ['queued']],
+  ['delivered', ['queued', 'sent']],
+  ['read', ['queued', 'sent', 'delivered']],
+  ['failed', ['queued', 'sent', 'delivered']],
+]);
 
-const EVENT: Record<string, EventName | undefined> = {
-  sent: 'message.sent',
-  delivered: 'message.delivered',
-  read: 'message.read',
-  failed: 'message.failed',
-};
+const EVENT = new Map<string, EventName>([
+  ['sent', 'message.sent'],
+  ['delivered', 'message.delivered'],
+  ['read', 'message.read'],
+  ['failed', 'message.failed'],
+]);
 
 /** A client's own `biz_opaque_callback_data` comes back in its message's status events (the service's own value does not). */
 const clientCallback = (m: { id: string; payload: Record<string, unknown> }) => {
@@ -47,8 +50,7 @@ const clientCallback = (m: { id: string; payload: Record<string, unknown> }) => 
 
 export async function applyStatus(businessId: string, status: Record<string, any>): Promise<StatusOutcome> {
   const next = String(status.status ?? '');
-  // An own key only: a status named like an Object.prototype member is not a status.
-  const from = Object.hasOwn(FROM, next) ? FROM[next] : undefined;
+  const from = FROM.get(next);
   if (!from) return 'ignored';
   const pointer = (await findByWamid(String(status.id ?? ''))) ?? (await settleLostAnswer(businessId, status));
   if (!pointer) return 'unknown';
@@ -85,7 +87,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
           ExpressionAttributeValues: values,
         },
       }],
-      [newEvent(businessId, EVENT[next]!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...clientCallback(message) }))],
+      [newEvent(businessId, EVENT.get(next)!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...clientCallback(message) }))],
     );
   } catch (err) {
     // Another delivery of a status moved the message first.

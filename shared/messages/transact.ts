@@ -4,11 +4,11 @@
  * happened upstream by then: such a write is retried on a short backoff instead of being lost.
  */
 import { commit, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
-import { cancellationCodes } from '#shared/contacts/transact.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 
 const conflictOnly = (err: unknown): boolean => {
-  const codes = cancellationCodes(err);
-  return !!codes && codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
+  const codes = cancellationCodes(err) ?? [];
+  return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
 };
 
 export async function commitWithRetry(items: TransactItem[], events: DomainEvent[] = [], attempts = 6): Promise<void> {

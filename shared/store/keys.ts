@@ -94,6 +94,7 @@ export const keys = {
   stageSlot: (bid: string, slot: number): Key => ({ pk: `${biz(bid)}#FUNNEL`, sk: `FSLOT#${slot}` }),
 
   conversation: (bid: string, conversationId: string): Key => ({ pk: biz(bid), sk: `CONV#${conversationId}` }),
+  conversationPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'CONV#' }),
   conversationByRecency: (bid: string, lastAt: string, conversationId: string) => ({
     gsi1pk: `${biz(bid)}#CONVS`,
     gsi1sk: `${lastAt}#${conversationId}`,
@@ -102,6 +103,7 @@ export const keys = {
   openConversationOfContact: (bid: string, contactId: string): Key => ({ pk: biz(bid), sk: `CCONV#${contactId}` }),
 
   message: (bid: string, messageId: string): Key => ({ pk: biz(bid), sk: `MSG#${messageId}` }),
+  messagePrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'MSG#' }),
   messageInConversation: (bid: string, conversationId: string, createdAt: string, messageId: string) => ({
     gsi1pk: `${biz(bid)}#CONV#${conversationId}`,
     gsi1sk: `${createdAt}#${messageId}`,
@@ -141,6 +143,7 @@ export const keys = {
     sk: `D#${deliveryId}`,
   }),
   deliveriesPk: (bid: string, webhookId: string) => `${biz(bid)}#WH#${webhookId}`,
+  deliverySkPrefix: 'D#',
   /**
    * The partition of one ordering key of a business: its outbox items (`E#`) and the lanes of every
    * subscription (`L#{webhookId}#`), so that the fan-out sees both in one consistent query.
@@ -178,6 +181,13 @@ export const keys = {
     sk: `R#${contactId}`,
   }),
   broadcastRecipientsPk: (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}`,
+  broadcastRecipientSkPrefix: 'R#',
+  /** An explicit audience, in numbered chunks of contact ids beside the recipients. */
+  broadcastAudienceChunk: (bid: string, broadcastId: string, chunk: number): Key => ({
+    pk: `${biz(bid)}#BCAST#${broadcastId}`,
+    sk: `A#${String(chunk).padStart(4, '0')}`,
+  }),
+  broadcastAudienceSkPrefix: 'A#',
   broadcastByRecency: (bid: string, createdAt: string, broadcastId: string) => ({ gsi1pk: `${biz(bid)}#BCASTS`, gsi1sk: `${createdAt}#${broadcastId}` }),
   broadcastsByRecencyPk: (bid: string) => `${biz(bid)}#BCASTS`,
   /** Sparse queue of recipients not yet sent (gsi1), in audience order. */

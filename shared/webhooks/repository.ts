@@ -7,6 +7,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteComma
 import { db, table } from '#shared/store/client.ts';
 import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
+import { cancelledByCondition } from '#shared/store/transact.ts';
 import { queryAll } from '#shared/store/query.ts';
 import { batchGetAll, batchWriteAll, type WriteRequest } from '#shared/store/batch.ts';
 import { eventSk, UNORDERED } from './ordering.ts';
@@ -18,10 +19,6 @@ const strip = <T>(item: Record<string, unknown>): T => {
   for (const k of KEY_ATTRS) delete out[k];
   return out as T;
 };
-
-const isCancelledByCondition = (err: unknown) =>
-  (err as Error)?.name === 'TransactionCanceledException' &&
-  ((err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
 
 // ---- subscriptions ----
 
@@ -103,7 +100,7 @@ export async function deleteSubscription(bid: string, id: string): Promise<boole
     }));
     return true;
   } catch (err) {
-    if (isCancelledByCondition(err)) return false;
+    if (cancelledByCondition(err)) return false;
     throw err;
   }
 }
