@@ -13,17 +13,18 @@ import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { UpstreamError } from '#shared/upstream/client.ts';
 import { findByWamid, getMessage, type MessageStatus } from './repository.ts';
 import { eventData } from './events.ts';
+import { lookupTable } from '#shared/lang/client-keys.ts';
 import { webhookTime } from './inbound.ts';
 
 export type StatusOutcome = 'applied' | 'ignored' | 'unknown';
 
-/** The states a message may be in for each incoming status to apply. */
-const FROM: Record<string, MessageStatus[]> = {
+/** The states a message may be in for each incoming status to apply (looked up with the webhook's own status). */
+const FROM = lookupTable<MessageStatus[]>({
   sent: ['queued'],
   delivered: ['queued', 'sent'],
   read: ['queued', 'sent', 'delivered'],
   failed: ['queued', 'sent', 'delivered'],
-};
+});
 
 const EVENT: Record<string, EventName | undefined> = {
   sent: 'message.sent',
