@@ -22,7 +22,7 @@
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { daysAgo, type Condition, type CustomValue } from './predicate.ts';
 import { digits, epochSeconds } from './normalize.ts';
-import { clientKeyed, isUnstorableKey, lookupTable, UNSTORABLE_KEYS } from '#shared/lang/client-keys.ts';
+import { clientKeyed, isUnstorableKey, lookupTable, UNSTORABLE_KEYS, unstorableKeysOf } from '#shared/lang/client-keys.ts';
 import { validateFilters, type Filters, type ValidationResult } from './filters.ts';
 
 export interface LegacyCondition { field: string; operator: string; value?: unknown; key?: string }
@@ -141,12 +141,21 @@ function validateCondition(c: unknown, where: string, errors: string[]): Resolve
 function validateConditions(list: unknown, where: string, errors: string[]): void {
   if (!Array.isArray(list)) { errors.push(`${where}: must be a list of conditions`); return; }
   if (list.length === 0) { errors.push(`${where}: has no condition; give at least one`); return; }
-  list.forEach((c, i) => validateCondition(c, `${where}[${i}]`, errors));
+  list.forEach((c, i) => {
+    refuseUnstorableKeys(c, `${where}[${i}]`, errors);
+    validateCondition(c, `${where}[${i}]`, errors);
+  });
+}
+
+/** Legacy rules are stored as sent, so a key the table cannot keep is refused instead of failing the write. */
+function refuseUnstorableKeys(x: unknown, where: string, errors: string[]): void {
+  for (const key of unstorableKeysOf(x)) errors.push(`${where}.${key}: is not a rule key (a stored rule cannot hold ${UNSTORABLE_KEYS.join(', ')}); remove it`);
 }
 
 /** Validates v1/v2 rules; `path` prefixes messages. */
 export function validateLegacyRules(rules: Record<string, unknown>, path = 'rules'): ValidationResult<LegacyRules> {
   const errors: string[] = [];
+  refuseUnstorableKeys(rules, path, errors);
   if (!isLogic(rules.operator)) errors.push(`${path}.operator: must be "AND" or "OR"`);
   if (rules.version === 2) {
     if (!Array.isArray(rules.groups)) errors.push(`${path}.groups: must be a list of groups`);
@@ -154,6 +163,7 @@ export function validateLegacyRules(rules: Record<string, unknown>, path = 'rule
     else rules.groups.forEach((g, i) => {
       const where = `${path}.groups[${i}]`;
       if (!isObject(g)) { errors.push(`${where}: must be an object with operator and conditions`); return; }
+      refuseUnstorableKeys(g, where, errors);
       if (g.operator !== undefined && !isLogic(g.operator)) errors.push(`${where}.operator: must be "AND" or "OR"`);
       validateConditions(g.conditions, `${where}.conditions`, errors);
     });

@@ -75,6 +75,28 @@ describe.each(PROTO_NAMES)('the name %s', (name) => {
     for (const res of [preview, dated, search]) expect(JSON.stringify(res.body)).not.toMatch(NATIVE);
   });
 
+  it('as an extra key of saved legacy rules (root, group, condition) is stored, or refused by name when the table cannot keep it', async () => {
+    const withName = (o: Record<string, unknown>) => Object.defineProperty(o, name, { value: 1, enumerable: true });
+    const condition = () => ({ field: 'name', operator: 'contains', value: 'Ana' });
+    const bodies = {
+      root: { operator: 'AND', conditions: [condition()] },
+      condition: { operator: 'AND', conditions: [withName(condition())] },
+      group: { version: 2, operator: 'OR', groups: [withName({ operator: 'AND', conditions: [condition()] })] },
+    };
+    withName(bodies.root);
+    for (const [where, rules] of Object.entries(bodies)) {
+      // Act
+      const res = await call('POST /segments', JSON.stringify({ name: `legacy ${where}`, type: 'dynamic', rules }));
+      // Assess
+      if (['__proto__', 'constructor', 'prototype'].includes(name)) {
+        expect({ where, status: res.status }).toEqual({ where, status: 400 });
+        expect(res.body.error).toContain(`.${name}: is not a rule key (a stored rule cannot hold __proto__, constructor, prototype); remove it`);
+      } else {
+        expect({ where, status: res.status }).toEqual({ where, status: 201 });
+      }
+    }
+  });
+
   it('as a custom field of a contact and of a saved segment is kept as given, or refused by name — never lost or a 500', async () => {
     // Act
     const phone = `+52155${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
