@@ -40,7 +40,7 @@ describe('docs page in Chromium', () => {
     await page.getByText('Send a message', { exact: false }).first().waitFor({ timeout: 150_000 });
     await page.waitForTimeout(1000); // let late console errors surface
     mkdirSync('test-output', { recursive: true });
-    await page.screenshot({ path: 'test-output/docs.png' });
+    await page.screenshot({ path: 'test-output/docs.png', timeout: 120_000 });
     // Assess
     expect(res?.status()).toBe(200);
     const text = await page.locator('body').innerText();
