@@ -83,7 +83,10 @@ async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock
   let result: Awaited<ReturnType<AgentPorts['send']>>;
   try {
     const to = await ports.recipient(businessId, conversationId);
-    const turns = to ? toTurns(await ports.history(businessId, conversationId, messageId, aiConfig.historyLimit), aiConfig.historyLimit) : [];
+    const history = to ? await ports.history(businessId, conversationId, messageId, aiConfig.historyLimit) : [];
+    // Only an inbound message of this very conversation is answered: a job naming another conversation's
+    // (or business's) message must not make this conversation reply.
+    const turns = history.some((m) => m.id === messageId && m.direction === 'inbound') ? toTurns(history, aiConfig.historyLimit) : [];
     if (!to || turns.length === 0) {
       await settleClaim(businessId, claim, 'skipped', { reason: 'nothing_to_answer' });
       return 'nothing_to_answer';

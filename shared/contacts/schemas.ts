@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import { pageQuery, uuid } from '#shared/http/schemas.ts';
 import { notFound, validationError, type ApiError, type FieldErrors } from '#shared/http/errors.ts';
 import { summarize } from '#shared/http/validation.ts';
+import { UNSTORABLE_KEYS, unstorableKeysOf } from '#shared/lang/client-keys.ts';
 
 export const MAX_TAGS = 100;
 
@@ -22,8 +23,12 @@ export const tagList = v.pipe(v.array(tag, 'must be an array of strings'), v.max
 export const name = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v.maxLength(200, 'at most 200 characters')));
 export const email = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v.toLowerCase(), v.maxLength(254, 'at most 254 characters'), v.email('must be a valid email address')));
 
-/** An object of scalars: nested objects and arrays are refused so that filters can compare values. */
+/**
+ * An object of scalars: nested objects and arrays are refused so that filters can compare values. The names
+ * a record would drop silently are refused first, so that no value given is lost.
+ */
 export const customFields = v.pipe(
+  v.custom<unknown>((x) => unstorableKeysOf(x).length === 0, `custom field names may not be ${UNSTORABLE_KEYS.join(', ')}`),
   v.record(
     v.pipe(v.string(), v.minLength(1, 'keys must not be empty'), v.maxLength(100, 'keys have at most 100 characters')),
     v.union([v.pipe(v.string(), v.maxLength(2000)), v.number(), v.boolean(), v.null()], 'values must be strings, numbers, booleans or null'),
