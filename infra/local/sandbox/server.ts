@@ -6,14 +6,14 @@
  * Graph paths:  POST /{version}/{phone-number-id}/messages, POST /{version}/{phone-number-id}/media (multipart),
  *               GET /{version}/{media-id}[?phone_number_id=], DELETE /{version}/{media-id},
  *               GET /{version}/{waba-id}/message_templates, GET /__sandbox/media/{id}/download (the media URL).
- * Control:      POST /__sandbox/inbound, GET /__sandbox/sent, POST /__sandbox/status, POST /__sandbox/faults
+ * Control:      POST /__sandbox/inbound, GET /__sandbox/sent, GET /__sandbox/reads, POST /__sandbox/status, POST /__sandbox/faults
  *               ({ kind: error500 | throttle | hang | error, code?, count?, target? }),
  *               POST /__sandbox/window, POST /__sandbox/reset.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GraphError, sandboxErrors } from './errors.ts';
-import { checkMessage, recipientOf } from './rules.ts';
+import { checkMessage, checkReadReceipt, recipientOf } from './rules.ts';
 import { SandboxState, digits, newWamid } from './state.ts';
 import { SANDBOX_TEMPLATES } from './templates.ts';
 import { deliver, notification } from './webhooks.ts';
@@ -128,6 +128,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       if (url.searchParams.get('detail')) return send(res, 200, list);
       return send(res, 200, list.map((m) => m.payload));
     }
+    if (req.method === 'GET' && path === '/__sandbox/reads') return send(res, 200, state.reads);
     if (req.method === 'POST' && path === '/__sandbox/status') {
       const body = parseJson(await readBody(req));
       const sent = state.sent.find((m) => m.wamid === body.wamid);
@@ -196,6 +197,12 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     if (req.method === 'POST' && edge === 'messages' && parts.length === 3) {
       if (fault(res, 'messages')) return;
       const payload = parseJson(await readBody(req));
+      if (payload.status === 'read') {
+        const invalid = checkReadReceipt(state, id, payload);
+        if (invalid) throw invalid;
+        state.reads.push({ phoneNumberId: id, messageId: payload.message_id, ...(payload.typing_indicator ? { typingIndicator: payload.typing_indicator } : {}), at: new Date().toISOString() });
+        return send(res, 200, { success: true });
+      }
       const err = checkMessage(state, id, payload);
       if (err) throw err;
       const wamid = newWamid();

@@ -1,0 +1,115 @@
+/**
+ * Every request example of `POST /{Version}/{Phone-Number-ID}/messages` in Meta's OpenAPI description
+ * (test/fixtures/cloud-api/send-examples.json, placeholders filled here) goes through `POST /messages/v1`, and the
+ * sandbox receives the same message object. The only differences allowed are the contract's own: `to` with its
+ * leading +, `recipient_type` and `type` made explicit, a button index as a string, and quick-reply payloads
+ * resolved as the contract orders (shared/templates/prepare.ts).
+ */
+import fixture from '../../fixtures/cloud-api/send-examples.json' with { type: 'json' };
+import { startHarness, randomPhone, type Harness } from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h?.stop());
+
+const TINY: Record<string, [string, Buffer]> = {
+  image: ['image/png', Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')],
+  video: ['video/mp4', Buffer.alloc(64, 1)],
+  audio: ['audio/mpeg', Buffer.alloc(64, 2)],
+  document: ['application/pdf', Buffer.from('%PDF-1.4\n%%EOF\n')],
+  sticker: ['image/webp', Buffer.alloc(64, 3)],
+};
+
+/** Media uploaded straight to the sandbox for the sending number (ids the upstream knows). */
+async function uploadToSandbox(phoneNumberId: string, type: string): Promise<string> {
+  const [mime, bytes] = TINY[type];
+  const form = new FormData();
+  form.set('messaging_product', 'whatsapp');
+  form.set('type', mime);
+  form.set('file', new Blob([bytes], { type: mime }), `f.${type}`);
+  const res = await fetch(`${h.sandbox.url}/v23.0/${phoneNumberId}/media`, { method: 'POST', headers: { authorization: `Bearer ${process.env.UPSTREAM_TOKEN}` }, body: form });
+  return ((await res.json()) as { id: string }).id;
+}
+
+interface Filled {
+  to: string;
+  wamid: string;
+  media: Record<string, string>;
+}
+
+const fill = (value: unknown, f: Filled): any =>
+  JSON.parse(JSON.stringify(value), (_k, x) => {
+    if (typeof x !== 'string' || !x.startsWith('$')) return x;
+    if (x === '$TO') return f.to;
+    if (x === '$TO_DIGITS') return f.to.slice(1);
+    if (x === '$WAMID') return f.wamid;
+    if (x.startsWith('$MEDIA_ID:')) return f.media[x.slice(10)];
+    // Links are probed before sending (HEAD); the sandbox's own address answers at once.
+    if (x.startsWith('$LINK:')) return `${h.sandbox.url}/files/${x.slice(6)}`;
+    return x;
+  });
+
+const TYPES = ['text', 'image', 'video', 'audio', 'document', 'sticker', 'template', 'interactive', 'location', 'contacts', 'reaction'];
+
+/** What the upstream must receive for a request: the request itself, with only the contract's normalisations. */
+export function expectedUpstream(request: Record<string, any>): Record<string, any> {
+  const type = request.type ?? TYPES.find((t) => request[t] !== undefined);
+  const out: Record<string, any> = { ...request, type, recipient_type: 'individual', to: request.to.startsWith('+') ? request.to : `+${request.to}` };
+  if (type === 'template') {
+    out.template = {
+      ...request.template,
+      components: (request.template.components ?? []).map((c: Record<string, any>) =>
+        c.type !== 'button' ? c
+          : c.sub_type === 'quick_reply' ? { ...c, index: String(c.index), parameters: [{ type: 'payload', payload: expect.any(String) }] }
+          : { ...c, index: String(c.index) }),
+    };
+  }
+  return out;
+}
+
+/** A tenant, a customer who wrote in (open window, a wamid to reply to), and a media id of each type. */
+async function setUp() {
+  const t = await h.newTenant();
+  const to = randomPhone();
+  const { wamid } = await h.inbound(t.phoneNumberId, to);
+  expect(await h.drain()).toBe(0);
+  const media: Record<string, string> = {};
+  for (const type of Object.keys(TINY)) media[type] = await uploadToSandbox(t.phoneNumberId, type);
+  return { t, filled: { to, wamid, media } };
+}
+
+const sends = fixture.examples.filter((e) => (e.request as Record<string, unknown>).status !== 'read');
+
+describe("Meta's request examples through POST /messages/v1", () => {
+  it('the fixture holds every example of the document (50) and no placeholder is left unfilled', async () => {
+    expect(fixture.examples).toHaveLength(50);
+    const { filled } = await setUp();
+    const text = JSON.stringify(fixture.examples.map((e) => fill(e.request, filled)));
+    expect(text).not.toMatch(/"\$[A-Z]|\{\{|http\(s\)/);
+  });
+
+  it.each(sends.map((e) => [e.name, e.request] as const))('%s: accepted and forwarded as the same message object', async (_name, example) => {
+    // Prepare
+    const { t, filled } = await setUp();
+    const request = fill(example, filled);
+
+    // Act
+    const res = await h.send(t.apiKey, request);
+
+    // Assess
+    expect({ status: res.status, body: res.status === 200 ? 'ok' : res.body }).toEqual({ status: 200, body: 'ok' });
+    const received = (await h.sent(filled.to)).at(-1);
+    const expected = expectedUpstream(request);
+    if (expected.template) {
+      const { components, ...rest } = expected.template;
+      expect(received.template).toEqual({ ...rest, components: expect.arrayContaining(components) });
+      expect(received.template.components).toHaveLength(components.length);
+      delete expected.template;
+      delete received.template;
+    }
+    expect(received).toEqual(expected);
+    expect(res.body.messages[0].wamid).toMatch(/^wamid\./);
+  });
+});
