@@ -113,3 +113,45 @@ describe("Meta's request examples through POST /messages/v1", () => {
     expect(res.body.messages[0].wamid).toMatch(/^wamid\./);
   });
 });
+
+describe("Meta's read receipt and typing indicator example through POST /messages/v1", () => {
+  const example = fixture.examples.find((e) => e.name === 'Send typing indicator and read receipt')!.request;
+
+  it('marks the customer message read upstream, shows typing, answers { success: true } and keeps the time on the message', async () => {
+    // Prepare
+    const { t, filled } = await setUp();
+
+    // Act
+    const res = await h.send(t.apiKey, fill(example, filled));
+
+    // Assess
+    expect(res).toMatchObject({ status: 200, body: { success: true } });
+    expect(res.body.data).toBeUndefined();
+    expect(h.sandbox.state.reads.filter((r) => r.messageId === filled.wamid)).toEqual([
+      { phoneNumberId: t.phoneNumberId, messageId: filled.wamid, typingIndicator: { type: 'text' }, at: expect.any(String) },
+    ]);
+    const [conversation] = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
+    const { messages } = (await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversation.id } })).body;
+    const inbound = messages.find((m: any) => m.wamid === filled.wamid);
+    expect(inbound.markedReadAt).toEqual(expect.any(String));
+    expect(inbound.typingShownAt).toEqual(expect.any(String));
+  });
+
+  it("refuses another business's message with 404 and sends nothing upstream", async () => {
+    const { filled } = await setUp();
+    const other = await h.newTenant();
+    const before = h.sandbox.state.reads.length;
+
+    const res = await h.send(other.apiKey, fill(example, filled));
+
+    expect(res).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    expect(h.sandbox.state.reads).toHaveLength(before);
+  });
+
+  it('refuses a typing indicator of another kind with 400 naming the field', async () => {
+    const { t, filled } = await setUp();
+    const res = await h.send(t.apiKey, { ...fill(example, filled), typing_indicator: { type: 'audio' } });
+    expect(res.status).toBe(400);
+    expect(Object.keys(res.body.details)).toContain('typing_indicator.type');
+  });
+});
