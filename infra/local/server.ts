@@ -50,11 +50,18 @@ export interface Match {
   params: Record<string, string>;
 }
 
+/**
+ * The route for a request. A path is owned by its most specific pattern: `/team/v1` belongs to `GET /team/v1`, so
+ * `DELETE /team/v1` is a 405 naming GET, not a call of the Cloud-API-compatible `DELETE /{version}/{mediaId}`.
+ */
 export function matchRoute(method: string, path: string): Match | { allowed: string[] } | undefined {
   const allowed: string[] = [];
+  let owner: number | undefined;
   for (const c of compiled) {
+    if (owner !== undefined && c.literalSegments < owner) break;
     const m = c.regex.exec(path);
     if (!m) continue;
+    owner = c.literalSegments;
     if (c.route.method !== method) {
       allowed.push(c.route.method);
       continue;

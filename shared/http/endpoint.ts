@@ -33,6 +33,8 @@ export interface EndpointSpec<B extends AnySchema | undefined, Q extends AnySche
   invalid?: (details: FieldErrors, where: 'body' | 'query' | 'params') => ApiError;
   /** Status codes and descriptions for the OpenAPI document. */
   responses?: Record<number, string>;
+  /** Reshapes every error reply of this endpoint (the Cloud-API-compatible routes answer Graph error bodies). */
+  errorReply?: (reply: Reply, event: APIGatewayProxyEventV2) => Reply;
 }
 
 type Out<S> = S extends AnySchema ? v.InferOutput<S> : undefined;
@@ -114,7 +116,8 @@ export function endpoint<B extends AnySchema | undefined = undefined, Q extends 
     .use({
       // The outermost error mapper: also catches what auth, limits and parsing throw.
       onError: async (request) => {
-        request.response = toReply(request.error, state(request.event).rateHeaders);
+        const reply = toReply(request.error, state(request.event).rateHeaders);
+        request.response = spec.errorReply ? spec.errorReply(reply, request.event) : reply;
       },
     })
     .use({
