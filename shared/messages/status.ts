@@ -32,6 +32,15 @@ const EVENT: Record<string, EventName | undefined> = {
   failed: 'message.failed',
 };
 
+/**
+ * What the Cloud API said, unchanged: the status object (pricing, conversation, errors[].error_data...) as
+ * `statuses`, like `message.received` carries `messages`; and the client's `biz_opaque_callback_data` of the send.
+ */
+const upstreamStatus = (status: Record<string, any>, payload: Record<string, unknown>) => {
+  const opaque = status.biz_opaque_callback_data ?? payload?.biz_opaque_callback_data;
+  return { statuses: [status], ...(opaque !== undefined ? { biz_opaque_callback_data: opaque } : {}) };
+};
+
 export async function applyStatus(businessId: string, status: Record<string, any>): Promise<StatusOutcome> {
   const next = String(status.status ?? '');
   const from = FROM[next];
@@ -71,7 +80,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
           ExpressionAttributeValues: values,
         },
       }],
-      [newEvent(businessId, EVENT[next]!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}) }))],
+      [newEvent(businessId, EVENT[next]!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...upstreamStatus(status, message.payload) }))],
     );
   } catch (err) {
     // Another delivery of a status moved the message first.

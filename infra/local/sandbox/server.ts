@@ -139,6 +139,10 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         status: body.status,
         timestamp: String(Math.floor((body.timestamp !== undefined ? toEpochMs(body.timestamp) : Date.now()) / 1000)),
         recipient_id: sent.to,
+        // As the Cloud API sends them: the conversation and pricing of the message, and the client's callback data.
+        conversation: { id: `conv_${sent.wamid.slice(6, 18)}`, ...(body.status === 'sent' ? { expiration_timestamp: String(Math.floor(Date.now() / 1000) + 86_400) } : {}), origin: { type: sent.payload.type === 'template' ? 'utility' : 'service' } },
+        pricing: { billable: sent.payload.type === 'template', pricing_model: 'PMP', category: sent.payload.type === 'template' ? 'utility' : 'service', type: sent.payload.type === 'template' ? 'regular' : 'free_customer_service' },
+        ...(sent.payload.biz_opaque_callback_data !== undefined ? { biz_opaque_callback_data: sent.payload.biz_opaque_callback_data } : {}),
       };
       if (body.status === 'failed') {
         const code = Number(body.code ?? 131000);

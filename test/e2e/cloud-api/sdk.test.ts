@@ -78,7 +78,7 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(Buffer.from(bytes as ArrayBuffer)).toEqual(PNG);
     expect(deleted).toEqual({ success: true });
     expect(again.status).toBe(404);
-    expect((await again.json()).error.code).toBe(100);
+    expect(((await again.json()) as { error: { code: number } }).error.code).toBe(100);
   }, 60_000);
 
   it("surfaces the service's refusals as the Graph errors the SDK knows", async () => {
