@@ -4,6 +4,7 @@
  * with the HTTP statuses and codes Meta uses. The service's own errors are translated here, in one place.
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import * as v from 'valibot';
 import { ApiError, notFound } from '#shared/http/errors.ts';
 import { json, type Reply } from '#shared/http/reply.ts';
 import { requirePhoneNumber } from '#shared/messages/send.ts';
@@ -78,9 +79,8 @@ export function toGraphReply(reply: Reply, event: APIGatewayProxyEventV2): Reply
 const isGraphPath = (event: APIGatewayProxyEventV2) => GRAPH_VERSION.test(event.pathParameters?.version ?? '');
 const unknownRoute = (event: APIGatewayProxyEventV2) => notFound(`No route for ${event.requestContext?.http?.method ?? ''} ${event.rawPath}`);
 
-export function requireGraphPath(event: APIGatewayProxyEventV2): void {
-  if (!isGraphPath(event)) throw unknownRoute(event);
-}
+/** The path parameters of every compatible route; a bad version fails here and is answered as an unknown route. */
+export const graphPath = v.object({ version: v.pipe(v.string(), v.regex(GRAPH_VERSION, 'version must be vNN.N')), id: v.string() });
 
 /** The key's business must own the phone number id of the path. */
 export async function requireOwnNumber(businessId: string, phoneNumberId: string, method: string): Promise<void> {

@@ -1,7 +1,7 @@
 /** POST /{version}/{id}/media: the Cloud API's media upload (multipart `messaging_product`, `file`, `type`). */
 import * as v from 'valibot';
 import { endpoint } from '#shared/http/endpoint.ts';
-import { requireGraphPath, requireOwnNumber, toGraphReply } from '#shared/cloud-api/graph.ts';
+import { graphPath, requireOwnNumber, toGraphReply } from '#shared/cloud-api/graph.ts';
 import { uploadCloudMedia } from '#shared/cloud-api/media.ts';
 
 export const { handler, spec } = endpoint(
@@ -9,7 +9,7 @@ export const { handler, spec } = endpoint(
     route: 'POST /{version}/{id}/media',
     summary: 'Cloud API compatible: upload media (multipart messaging_product=whatsapp, file, type=<MIME type>) → { id }',
     bodyKind: 'multipart',
-    params: v.object({ version: v.string(), id: v.string() }),
+    params: graphPath,
     body: v.looseObject({
       messaging_product: v.literal('whatsapp', 'messaging_product must be "whatsapp"'),
       type: v.optional(v.string()),
@@ -22,8 +22,7 @@ export const { handler, spec } = endpoint(
       404: "Graph error code 100: the phone number id is not this business's",
     },
   },
-  async ({ auth, body, params, event }) => {
-    requireGraphPath(event);
+  async ({ auth, body, params }) => {
     await requireOwnNumber(auth.businessId, params.id, 'POST');
     return { status: 200, body: await uploadCloudMedia(auth.businessId, body.file, body.type) };
   },

@@ -3,17 +3,16 @@
  * this service. The same pipeline as POST /messages/v1 (window, storage, events, idempotency, AI handoff, retry,
  * rate limits); the answer is the Cloud API's `{ messaging_product, contacts, messages: [{ id }] }`.
  */
-import * as v from 'valibot';
 import { endpoint } from '#shared/http/endpoint.ts';
 import { send } from '#shared/messages/send.ts';
 import { isReadReceipt, markRead } from '#shared/messages/read-receipt.ts';
-import { requireGraphPath, requireOwnNumber, toGraphReply } from '#shared/cloud-api/graph.ts';
+import { graphPath, requireOwnNumber, toGraphReply } from '#shared/cloud-api/graph.ts';
 
 export const { handler, spec } = endpoint(
   {
     route: 'POST /{version}/{id}/messages',
     summary: 'Cloud API compatible: send a message (any Cloud API message body) or a read receipt / typing indicator; version vNN.N',
-    params: v.object({ version: v.string(), id: v.string() }),
+    params: graphPath,
     errorReply: toGraphReply,
     responses: {
       200: 'Cloud API send result { messaging_product, contacts: [{ input, wa_id }], messages: [{ id: wamid }] }, or { success: true } for a read receipt',
@@ -23,8 +22,7 @@ export const { handler, spec } = endpoint(
       429: 'Graph error code 130429: rate limit',
     },
   },
-  async ({ auth, body, headers, params, event }) => {
-    requireGraphPath(event);
+  async ({ auth, body, headers, params }) => {
     await requireOwnNumber(auth.businessId, params.id, 'POST');
     if (isReadReceipt(body)) return { status: 200, body: await markRead(auth.businessId, body) };
     const idempotencyKey = headers['idempotency-key'];
