@@ -29,7 +29,7 @@ export async function uploadCloudMedia(businessId: string, file: { content: Buff
 export async function cloudMediaInfo(businessId: string, mediaId: string) {
   const record = await getMedia(businessId, mediaId);
   if (!record) throw unknownObject(mediaId, 'GET');
-  const upstream = await upstreamMediaInfo(record.phoneNumberId, mediaId).catch(() => undefined);
+  const upstream = await upstreamMediaInfo(businessId, record.phoneNumberId, mediaId).catch(() => undefined);
   return {
     messaging_product: 'whatsapp',
     url: await presignGet(record.s3Key, URL_SECONDS),

@@ -42,7 +42,7 @@ export async function markRead(businessId: string, body: unknown): Promise<{ suc
   const { message_id, typing_indicator } = parsed.output;
   const message = await inboundMessage(businessId, message_id);
   const { phoneNumberId } = await requirePhoneNumber(businessId);
-  await upstreamMarkRead(phoneNumberId, { messaging_product: 'whatsapp', status: 'read', message_id: message.wamid!, ...(typing_indicator ? { typing_indicator } : {}) });
+  await upstreamMarkRead(businessId, phoneNumberId, { messaging_product: 'whatsapp', status: 'read', message_id: message.wamid!, ...(typing_indicator ? { typing_indicator } : {}) });
   const now = new Date().toISOString();
   await db.send(new UpdateCommand({
     TableName: table(),

@@ -13,11 +13,16 @@
  *   environment): `commit` checks it before writing, so the request fails before any state changes.
  * - `upstream-events` (functions/http/upstream/receive.ts): fails the webhook request (5xx), so Meta redelivers.
  * - `media` (shared/media/jobs.ts): fails the send that needed the job.
- * - `ai` (shared/messages/inbound.ts, shared/ai/agent.ts): fails the upstream-events / AI worker record, which SQS
- *   retries (the stored message is idempotent by wamid).
+ * - `ai` (shared/messages/inbound.ts): fails the upstream-events record; its redelivery finds the message stored and
+ *   asks the AI again (the agent answers a message once). (shared/ai/agent.ts): fails the AI record, retried by SQS.
  * - `webhook-deliveries` (shared/webhooks/fanout.ts, delivery.ts, service.ts): fails the fan-out or delivery record
  *   (retried by SQS), or the redeliver request.
- * - `broadcasts` (shared/broadcasts/service.ts, runner.ts): fails the create request or the runner's message (retried).
+ * - `broadcasts` (shared/broadcasts/runner.ts): fails the runner's record (retried by SQS). (shared/broadcasts/service.ts,
+ *   an immediate start): a missing URL fails the create request before anything is stored; a send that still fails
+ *   after the SDK's retries fails the request (500), but the stored broadcast stays `running` without a start message
+ *   (not covered yet: nothing re-queues it).
+ * - Scheduled broadcast starts go through EventBridge Scheduler (shared/broadcasts/scheduler.ts): a failed
+ *   CreateSchedule fails the create request before the broadcast is stored.
  */
 import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';

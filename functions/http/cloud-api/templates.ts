@@ -13,6 +13,6 @@ export const { handler, spec } = endpoint(
   },
   async ({ auth, params }) => {
     await requireOwnWaba(auth.businessId, params.id, 'GET');
-    return { status: 200, body: { data: await listTemplates(params.id), paging: { cursors: {} } } };
+    return { status: 200, body: { data: await listTemplates(auth.businessId, params.id), paging: { cursors: {} } } };
   },
 );

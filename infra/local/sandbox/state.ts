@@ -27,6 +27,13 @@ export interface ReadReceipt {
   at: string;
 }
 
+/** One Graph API call as the sandbox received it (the Authorization header shows which token a call carried). */
+export interface GraphRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+}
+
 export type FaultKind = 'error500' | 'throttle' | 'hang' | 'error';
 
 export interface Fault {
@@ -59,6 +66,9 @@ export class SandboxState {
   /** wamids of inbound messages (reaction targets) → their chat. */
   readonly inbound = new Map<string, { phoneNumberId: string; from: string }>();
   faults: Fault[] = [];
+  /** A number whose business brought its own access token accepts only that token (as a WABA-scoped Meta token would). */
+  readonly tokens = new Map<string, string>();
+  readonly requests: GraphRequest[] = [];
   defaultPhoneNumberId: string | undefined;
 
   windowKey = (phoneNumberId: string, recipient: string) => `${phoneNumberId}:${digits(recipient)}`;
@@ -98,5 +108,7 @@ export class SandboxState {
     this.lastInbound.clear();
     this.inbound.clear();
     this.faults = [];
+    this.tokens.clear();
+    this.requests.length = 0;
   }
 }

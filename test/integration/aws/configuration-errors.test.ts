@@ -12,6 +12,7 @@ import { ConfigurationError } from '#shared/settings/env.ts';
 import { signatureOf } from '#shared/upstream/signature.ts';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 let queues: QueueSink;
 let tenant: TestTenant;
@@ -75,9 +76,17 @@ describe('an endpoint without a setting it needs', () => {
     expect((await invoke('GET /broadcasts/v1', { apiKey: tenant.apiKey })).body.data).toEqual([]);
   });
 
+  it('answers 500 without QUEUE_URL_BROADCASTS for an immediate broadcast, storing nothing', async () => {
+    const t = await newTenant();
+    const body = { name: 'Now', templateName: 'hello_world', language: 'en_US', contact_ids: [randomUUID()] };
+    const { result, logged } = await without('QUEUE_URL_BROADCASTS', () => invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body }));
+    expectConfigurationReply(result, logged, 'QUEUE_URL_BROADCASTS');
+    expect((await invoke('GET /broadcasts/v1', { apiKey: t.apiKey })).body.data).toEqual([]);
+  });
+
   it('answers an upstream webhook 500 without QUEUE_URL_UPSTREAM_EVENTS, so that the upstream delivers it again', async () => {
     const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
-    const headers = { 'x-hub-signature-256': signatureOf(raw, process.env.UPSTREAM_APP_SECRET!) };
+    const headers = { 'x-hub-signature-256': signatureOf(raw, TEST_UPSTREAM.appSecret) };
     const { result, logged } = await without('QUEUE_URL_UPSTREAM_EVENTS', () => invoke('POST /webhooks/upstream', { rawBody: raw, headers }));
     expectConfigurationReply(result, logged, 'QUEUE_URL_UPSTREAM_EVENTS');
     expect(queues.sqs.messages('upstream-events')).toEqual([]);

@@ -5,6 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { startHarness, randomPhone, type Harness } from './harness.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -12,11 +13,11 @@ beforeAll(async () => {
 });
 afterAll(() => h?.stop());
 
-const sign = (body: string) => `sha256=${createHmac('sha256', process.env.UPSTREAM_APP_SECRET!).update(body).digest('hex')}`;
+const sign = (body: string) => `sha256=${createHmac('sha256', TEST_UPSTREAM.appSecret).update(body).digest('hex')}`;
 
 describe('GET /webhooks/upstream', () => {
   it('echoes hub.challenge as text for the right verify token, 403 otherwise', async () => {
-    const ok = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': process.env.UPSTREAM_VERIFY_TOKEN!, 'hub.challenge': '1158201444' } });
+    const ok = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': TEST_UPSTREAM.verifyToken, 'hub.challenge': '1158201444' } });
     expect(ok.status).toBe(200);
     expect(ok.body).toBe(1158201444);
     expect(ok.headers['content-type']).toMatch(/text\/plain/);
@@ -76,7 +77,7 @@ describe('incoming messages', () => {
     if (contact.status === 200) expect(JSON.stringify(contact.body)).toContain(from);
   });
 
-  it('changes nothing on a duplicate webhook delivery', async () => {
+  it('stores nothing twice on a duplicate webhook delivery, and asks the AI again about the same message', async () => {
     const t = await h.newTenant();
     const from = randomPhone();
     await h.inbound(t.phoneNumberId, from);
@@ -90,7 +91,38 @@ describe('incoming messages', () => {
     const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: list.body.conversations[0].id } });
     expect(messages.body.messages).toHaveLength(1);
     expect(h.events(t.businessId).filter((e) => e.event === 'message.received')).toHaveLength(1);
-    expect(h.takeQueue('ai')).toHaveLength(1);
+    // The agent replies to a message once however many jobs name it (test/integration/ai/agent.test.ts).
+    const ai = h.takeQueue('ai').map((m) => JSON.parse(m.body));
+    expect(ai).toHaveLength(3);
+    expect(new Set(ai.map((j) => j.messageId))).toEqual(new Set([messages.body.messages[0].id]));
+  });
+
+  it('asks the AI on the redelivery when the delivery that stored the message could not queue the AI job', async () => {
+    // Prepare: the ai queue refuses the first send (a queue URL SQS does not know)
+    const t = await h.newTenant();
+    await h.inbound(t.phoneNumberId, randomPhone());
+    const [body] = h.takeUpstreamEvents();
+    h.takeQueue('ai');
+    const url = process.env.QUEUE_URL_AI!;
+    process.env.QUEUE_URL_AI = url.replace(/\/ai$/, '/gone');
+
+    // Act: the record fails after the message is stored, and the queue delivers it again
+    let failed: number;
+    try {
+      failed = await h.runWorker([body]);
+    } finally {
+      process.env.QUEUE_URL_AI = url;
+    }
+    const retried = await h.runWorker([body]);
+
+    // Assess
+    expect([failed, retried]).toEqual([1, 0]);
+    const list = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey });
+    const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: list.body.conversations[0].id } });
+    expect(messages.body.messages).toHaveLength(1);
+    expect(h.takeQueue('ai').map((m) => JSON.parse(m.body))).toEqual([
+      { businessId: t.businessId, conversationId: list.body.conversations[0].id, messageId: messages.body.messages[0].id, receivedAt: expect.any(String) },
+    ]);
   });
 
   it('puts the reply to an inbound message in the same conversation, newest first, page by page', async () => {
