@@ -7,6 +7,7 @@
  */
 import fixture from '../../fixtures/cloud-api/send-examples.json' with { type: 'json' };
 import { startHarness, randomPhone, type Harness } from './harness.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -29,7 +30,7 @@ async function uploadToSandbox(phoneNumberId: string, type: string): Promise<str
   form.set('messaging_product', 'whatsapp');
   form.set('type', mime);
   form.set('file', new Blob([bytes], { type: mime }), `f.${type}`);
-  const res = await fetch(`${h.sandbox.url}/v23.0/${phoneNumberId}/media`, { method: 'POST', headers: { authorization: `Bearer ${process.env.UPSTREAM_TOKEN}` }, body: form });
+  const res = await fetch(`${h.sandbox.url}/v23.0/${phoneNumberId}/media`, { method: 'POST', headers: { authorization: `Bearer ${TEST_UPSTREAM.token}` }, body: form });
   return ((await res.json()) as { id: string }).id;
 }
 

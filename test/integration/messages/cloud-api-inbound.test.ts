@@ -4,6 +4,7 @@
  * status (pricing, conversation, errors[].error_data, the client's biz_opaque_callback_data) in the status events.
  */
 import { signatureOf } from '#shared/upstream/signature.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 import { startHarness, randomPhone, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -18,7 +19,7 @@ async function webhook(phoneNumberId: string, value: Record<string, unknown>) {
     object: 'whatsapp_business_account',
     entry: [{ id: 'waba', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550001234', phone_number_id: phoneNumberId }, ...value } }] }],
   });
-  const res = await h.invoke('POST /webhooks/upstream', { rawBody: raw, headers: { 'x-hub-signature-256': signatureOf(raw, process.env.UPSTREAM_APP_SECRET!) } });
+  const res = await h.invoke('POST /webhooks/upstream', { rawBody: raw, headers: { 'x-hub-signature-256': signatureOf(raw, TEST_UPSTREAM.appSecret) } });
   expect(res.status).toBe(200);
   expect(await h.drain()).toBe(0);
 }
