@@ -6,7 +6,7 @@
  * the `UpstreamAppSecretPlaceholder` metric. The body is acknowledged at once and processed by the upstream-events
  * worker, so the upstream never waits on the service's work.
  */
-import { endpoint } from '#shared/http/endpoint.ts';
+import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 import { ApiError, invalidJson, unauthorized } from '#shared/http/errors.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
@@ -15,7 +15,7 @@ import { ConfigurationError } from '#shared/settings/env.ts';
 import { isPlaceholderAppSecret, MIN_APP_SECRET_LENGTH, withRotation } from '#shared/secrets/upstream-credentials.ts';
 import { isValidSignature } from '#shared/upstream/signature.ts';
 
-export const { handler, spec } = endpoint(
+export const { handler, spec } = publicEndpoint(
   {
     route: 'POST /webhooks/upstream',
     summary: 'Receive upstream webhooks (signed with X-Hub-Signature-256)',

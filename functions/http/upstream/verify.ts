@@ -3,12 +3,12 @@
  * token is compared with the stack secret's verifyToken by digest in constant time (a mismatch re-reads the secret
  * once: it may have been rotated); every wrong token is a 403.
  */
-import { endpoint } from '#shared/http/endpoint.ts';
+import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 import { forbidden } from '#shared/http/errors.ts';
 import { withRotation } from '#shared/secrets/upstream-credentials.ts';
 import { sameSecret } from '#shared/upstream/signature.ts';
 
-export const { handler, spec } = endpoint(
+export const { handler, spec } = publicEndpoint(
   {
     route: 'GET /webhooks/upstream',
     summary: 'Upstream webhook verification handshake',
