@@ -39,6 +39,8 @@ export interface EndpointSpec<B extends AnySchema | undefined, Q extends AnySche
    * they cost no round trip of their own; the result reaches `run` as `prefetched`. Must not throw on bad input.
    */
   prefetch?: (input: { auth: AuthContext; body: unknown; params: Record<string, string | undefined> }) => Promise<unknown>;
+  /** Reshapes every error reply of this endpoint (the Cloud-API-compatible routes answer Graph error bodies). */
+  errorReply?: (reply: Reply, event: APIGatewayProxyEventV2) => Reply;
 }
 
 export type Out<S> = S extends AnySchema ? v.InferOutput<S> : undefined;
@@ -136,7 +138,8 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
         const s = state(request.event);
         // A refusal by the rate limit answers first, as when it ran before body parsing.
         const refused = await s.admission?.then(() => undefined, (err: unknown) => err);
-        request.response = toReply(refused ?? request.error, s.rateHeaders);
+        const reply = toReply(refused ?? request.error, s.rateHeaders);
+        request.response = spec.errorReply ? spec.errorReply(reply, request.event) : reply;
       },
     })
     .use({

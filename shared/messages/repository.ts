@@ -50,6 +50,10 @@ export interface Message {
   retryCount?: number;
   /** While an upstream call of this message is in flight: its attempt id (shared/messages/send-state.ts). */
   sendAttempt?: string;
+  /** Inbound: when the business sent its read receipt (shared/messages/read-receipt.ts). */
+  markedReadAt?: string | null;
+  /** Inbound: when the business last showed the typing indicator in answer to it. */
+  typingShownAt?: string | null;
   /** The business's current reaction to this message (set by a reaction send, removed by an empty emoji). */
   reaction?: { emoji: string; messageId: string; reactedAt: string };
 }

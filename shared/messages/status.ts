@@ -42,10 +42,14 @@ const EVENT = new Map<string, EventName>([
   ['failed', 'message.failed'],
 ]);
 
-/** A client's own `biz_opaque_callback_data` comes back in its message's status events (the service's own value does not). */
-const clientCallback = (m: { id: string; payload: Record<string, unknown> }) => {
-  const value = m.payload?.biz_opaque_callback_data;
-  return typeof value === 'string' && value !== m.id ? { biz_opaque_callback_data: value } : {};
+/**
+ * What the Cloud API said, unchanged: the status object (pricing, conversation, errors[].error_data...) as
+ * `statuses`, like `message.received` carries `messages`; and the client's `biz_opaque_callback_data` of the send
+ * (the value the service puts there itself when the client set none, the message id, is not the client's).
+ */
+const upstreamStatus = (status: Record<string, any>, message: { id: string; payload: Record<string, unknown> }) => {
+  const opaque = status.biz_opaque_callback_data ?? message.payload?.biz_opaque_callback_data;
+  return { statuses: [status], ...(opaque !== undefined && opaque !== message.id ? { biz_opaque_callback_data: opaque } : {}) };
 };
 
 export async function applyStatus(businessId: string, status: Record<string, any>): Promise<StatusOutcome> {
@@ -87,7 +91,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
           ExpressionAttributeValues: values,
         },
       }],
-      [newEvent(businessId, EVENT.get(next)!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...clientCallback(message) }))],
+      [newEvent(businessId, EVENT.get(next)!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...upstreamStatus(status, message) }))],
     );
   } catch (err) {
     // Another delivery of a status moved the message first.

@@ -151,6 +151,15 @@ export async function sendMessage(businessId: string, phoneNumberId: string, pay
   return { wamid, waId: String(body?.contacts?.[0]?.wa_id ?? input).replace(/\D/g, ''), input };
 }
 
+/** POST /{phone-number-id}/messages with a read receipt (and typing indicator): answered `{ success: true }`. */
+export async function markRead(businessId: string, phoneNumberId: string, receipt: { messaging_product: 'whatsapp'; status: 'read'; message_id: string; typing_indicator?: { type: string } }): Promise<void> {
+  await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, (auth) => ({
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify(receipt),
+  }), 'mark read');
+}
+
 /** POST /{phone-number-id}/media (multipart) → the upstream media id. */
 export async function uploadMedia(businessId: string, phoneNumberId: string, file: { bytes: Uint8Array; mimeType: string; filename?: string }): Promise<{ id: string }> {
   const res = await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/media`, (auth) => {

@@ -61,6 +61,23 @@ describe('the AI agent', () => {
     expect(await replyMarker(tenant.businessId, job.messageId)).toMatchObject({ status: 'replied' });
   });
 
+  it("marks the customer's message read with typing before asking the model, and answers even when that fails", async () => {
+    // Prepare
+    const job = await inbound('¿tienen talla M?');
+    const { ports: p, steps } = ports();
+    const failing = ports({ acknowledge: async () => { throw new Error('upstream down'); } });
+
+    // Act
+    const outcome = await handleAiJob(job, p);
+    const second = await handleAiJob(await inbound('¿y talla L?'), failing.ports);
+
+    // Assess
+    expect(outcome).toBe('replied');
+    expect(steps).toEqual([`read:${job.messageId}`, 'model']);
+    expect(second).toBe('replied');
+    expect(failing.sent).toHaveLength(1);
+  });
+
   it('uses the business system prompt and model, and the conversation history', async () => {
     // Prepare
     await updateAiSettings(tenant.businessId, { systemPrompt: 'Be a pirate.', model: 'pirate-1' });
