@@ -7,7 +7,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import * as v from 'valibot';
 import { ApiError, notFound } from '#shared/http/errors.ts';
 import { json, type Reply } from '#shared/http/reply.ts';
-import { requirePhoneNumber } from '#shared/messages/send.ts';
+import { requirePhoneNumber } from '#shared/messages/send-route.ts';
 import { getBusiness } from '#shared/business/repository.ts';
 
 export const GRAPH_VERSION = /^v\d+\.\d+$/;

@@ -12,7 +12,7 @@ import { toFieldErrors, summarize } from '#shared/http/validation.ts';
 import { markRead as upstreamMarkRead } from '#shared/upstream/client.ts';
 import { nonEmpty } from './schema/fields.ts';
 import { findByWamid, getMessage } from './repository.ts';
-import { requirePhoneNumber } from './send.ts';
+import { requirePhoneNumber } from './send-route.ts';
 
 const receipt = v.looseObject({
   messaging_product: v.literal('whatsapp', 'messaging_product must be "whatsapp"'),

@@ -14,7 +14,7 @@ import { keys } from '#shared/store/keys.ts';
 import { batchGetAll } from '#shared/store/batch.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { ApiError } from '#shared/http/errors.ts';
-import type { Business } from '#shared/business/repository.ts';
+import { getBusiness, type Business } from '#shared/business/repository.ts';
 import { aiSettingsFromItem, type AiSettings } from '#shared/ai/settings.ts';
 
 export interface SendRoute {
@@ -35,6 +35,11 @@ export function messagingAccount(business: Business | undefined): { phoneNumberI
     throw new ApiError(400, { error: 'messaging_not_configured', message: 'This business has no messaging account (phone number id) configured' });
   }
   return { phoneNumberId: business.phoneNumberId, wabaId: business.wabaId };
+}
+
+/** The business's messaging account, read on its own (read receipts, the Cloud-API-compatible routes). */
+export async function requirePhoneNumber(businessId: string): Promise<{ businessId: string; phoneNumberId: string; wabaId?: string }> {
+  return { businessId, ...messagingAccount(await getBusiness(businessId)) };
 }
 
 /** One consistent BatchGetItem: the business, its AI settings and the route of `phone` (E.164). */
