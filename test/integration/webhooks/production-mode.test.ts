@@ -4,7 +4,7 @@ import type { LocalQueues } from '#infra/local/queues.ts';
 import { startQueues } from '../../support/queues.ts';
 import { commit, newEvent } from '#shared/events/outbox.ts';
 import { config } from '#shared/config.ts';
-import { updateSubscription } from '#shared/webhooks/repository.ts';
+import { updateSubscription } from '#shared/webhooks/subscription-store.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
 let queues: LocalQueues;
