@@ -10,7 +10,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
-import { findRoute, type Route } from '#functions/routes.ts';
+import { findRoute, type Route } from '#shared/routes.ts';
 import { logger } from '#shared/log/logger.ts';
 import { ConfigurationError } from '#shared/settings/env.ts';
 import { ApiError, validationError, type FieldErrors } from './errors.ts';
@@ -23,7 +23,7 @@ import { toFieldErrors } from './validation.ts';
 export type AnySchema = v.GenericSchema | v.GenericSchemaAsync;
 
 export interface EndpointSpec<B extends AnySchema | undefined, Q extends AnySchema | undefined, P extends AnySchema | undefined> {
-  /** `METHOD /path` exactly as in functions/routes.ts. */
+  /** `METHOD /path` exactly as in shared/routes.ts. */
   route: string;
   summary?: string;
   body?: B;

@@ -4,7 +4,7 @@
  */
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { routes, type Route } from '#functions/routes.ts';
+import { routes, type Route } from '#shared/routes.ts';
 import { EVENT_NAMES } from '#shared/events/names.ts';
 import { SCOPES } from '#shared/auth/scopes.ts';
 import { errorBody, eventData, requestBodies, schemas, successBodies } from './components.ts';

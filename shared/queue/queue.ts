@@ -28,7 +28,7 @@ import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
 import { requiredEnv } from '#shared/settings/env.ts';
 
-/** Each queue and the variable that holds its URL (infra/stack.ts sets one per queue of functions/routes.ts `workers`). */
+/** Each queue and the variable that holds its URL (infra/stack.ts sets one per queue of shared/routes.ts `workers`). */
 const queueUrls = {
   'upstream-events': () => requiredEnv('QUEUE_URL_UPSTREAM_EVENTS'),
   events: () => requiredEnv('QUEUE_URL_EVENTS'),

@@ -8,7 +8,7 @@
  *   (real time). Target: at least 100x faster than real time.
  * - peak memory of the worker's processing on the largest inputs it accepts (a ~100 MB image download,
  *   a 100 MB audio download), measured in a fresh child process (Node's peak RSS plus ffmpeg's), vs the
- *   memory the media worker gets in CDK (functions/routes.ts `workers`).
+ *   memory the media worker gets in CDK (shared/routes.ts `workers`).
  *
  * The child mode (MEDIA_BENCH_CHILD) is this same file run by node with tsx.
  */
@@ -45,7 +45,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
   const { photoJpeg, noiseJpeg, synth } = await import('../integration/media/files.ts');
   const { compressImage } = await import('#shared/media/convert/image-ladder.ts');
   const { toMp3Mono64k, probeDurationSeconds, ffmpegPath, MP3_64K_MONO_ARGS } = await import('#shared/media/convert/ffmpeg.ts');
-  const { workers } = await import('#functions/routes.ts');
+  const { workers } = await import('#shared/routes.ts');
   const dir = await mkdtemp(join(tmpdir(), 'media-bench-'));
   const figures: BenchFigure[] = [];
   try {

@@ -10,7 +10,7 @@
  *   byte-for-byte the same before and after.
  * The probe map is checked against the route table: a new route without a probe fails this test.
  */
-import { routes, routeKey } from '#functions/routes.ts';
+import { routes, routeKey } from '#shared/routes.ts';
 import { report, randomPhone, startHardeningStack, startReceiver, type HardeningStack, type Reply, type StackTenant } from '../../support/hardening.ts';
 
 process.env.LIMIT_REQUESTS_PER_MINUTE = '100000';

@@ -7,7 +7,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { routes } from '#functions/routes.ts';
+import { routes } from '#shared/routes.ts';
 import { EVENT_NAMES } from '#shared/events/names.ts';
 import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
 import { WaCrmClient } from '#shared/client/index.ts';

@@ -11,7 +11,7 @@
  * `npm test` runs the sweep in short and RUNS_PER_ROUTE random cases per route; `npm run test:stress` the whole sweep and 500.
  */
 import fc from 'fast-check';
-import { routes, type Route } from '#functions/routes.ts';
+import { routes, type Route } from '#shared/routes.ts';
 import type { TestTenant } from '../../support/api.ts';
 import { PENDING_OVERSIZED_SENDS, seedsFor, type Seed } from './hostile-seeds.ts';
 

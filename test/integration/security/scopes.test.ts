@@ -3,7 +3,7 @@
  * a key holding every scope but the route's own gets 403, a key with no scopes gets 403, and no key gets 401 —
  * before any validation or data access. The Cloud-API-compatible routes say the same in Graph error bodies (codes 10 and 190).
  */
-import { routes } from '#functions/routes.ts';
+import { routes } from '#shared/routes.ts';
 import { SCOPES } from '#shared/auth/scopes.ts';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
 

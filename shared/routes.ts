@@ -128,7 +128,7 @@ const byKey = new Map(routes.map((route) => [routeKey(route.method, route.path),
 
 export const findRoute = (key: string): Route => {
   const route = byKey.get(key);
-  if (!route) throw new Error(`route ${key} is not in functions/routes.ts`);
+  if (!route) throw new Error(`route ${key} is not in shared/routes.ts`);
   return route;
 };
 
