@@ -57,7 +57,14 @@ const TYPES = ['text', 'image', 'video', 'audio', 'document', 'sticker', 'templa
 /** What the upstream must receive for a request: the request itself, with only the contract's normalisations. */
 export function expectedUpstream(request: Record<string, any>): Record<string, any> {
   const type = request.type ?? TYPES.find((t) => request[t] !== undefined);
-  const out: Record<string, any> = { ...request, type, recipient_type: 'individual', to: request.to.startsWith('+') ? request.to : `+${request.to}` };
+  const out: Record<string, any> = {
+    ...request,
+    type,
+    recipient_type: 'individual',
+    to: request.to.startsWith('+') ? request.to : `+${request.to}`,
+    // A client's own value is forwarded unchanged; without one the service passes its message id (write-ahead send).
+    biz_opaque_callback_data: request.biz_opaque_callback_data ?? expect.stringMatching(/^[0-9a-f-]{36}$/),
+  };
   if (type === 'template') {
     out.template = {
       ...request.template,
