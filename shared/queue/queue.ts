@@ -60,7 +60,7 @@ export async function enqueue(queue: QueueName, message: unknown, options: Enque
   await sqs.send(new SendMessageCommand({
     QueueUrl: url,
     MessageBody: typeof message === 'string' ? message : JSON.stringify(message),
-    DelaySeconds: options.delaySeconds ? Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.round(options.delaySeconds))) : undefined,
+    DelaySeconds: options.delaySeconds ? Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.ceil(options.delaySeconds))) : undefined,
     MessageAttributes: options.attributes
       ? Object.fromEntries(Object.entries(options.attributes).map(([k, val]) => [k, { DataType: 'String', StringValue: val }]))
       : undefined,

@@ -102,7 +102,17 @@ const bulkNoneFound = (operation: string, n: number): Want => ({
 });
 const noneAdded: Want = ok200({ data: expect.objectContaining({ action: 'add', affected: 0, contactIds: [], contactCount: 0 }) });
 
+/** Meta's answer for an object the caller may not see (the Cloud-API-compatible routes): 404, Graph code 100. */
+const graphNotFound: Want = { status: 404, body: { error: expect.objectContaining({ code: 100, type: 'GraphMethodException' }) } };
+
 const probes: Record<string, Probe[]> = {
+  // The Cloud-API-compatible routes with A's phone number id (as the number, the media id and the WABA id).
+  'POST /{version}/{id}/messages': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}/messages`, body: () => ({ messaging_product: 'whatsapp', to: customer, type: 'text', text: { body: 'hola' } }), want: () => graphNotFound }],
+  // A JSON body is refused before the number is looked at (the upload must be multipart): nothing of A's is reached.
+  'POST /{version}/{id}/media': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}/media`, body: () => ({ messaging_product: 'whatsapp' }), want: () => ({ status: 400, body: { error: expect.objectContaining({ code: 100, type: 'OAuthException', message: '(#100) Media upload requires multipart/form-data' }) } }) }],
+  'GET /{version}/{id}': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}`, want: () => graphNotFound }],
+  'DELETE /{version}/{id}': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}`, want: () => graphNotFound }],
+  'GET /{version}/{id}/message_templates': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}/message_templates`, want: () => graphNotFound }],
   'GET /openapi.json': [{ kind: 'public', path: () => '/openapi.json', want: () => ok200({ openapi: '3.1.0' }) }],
   'GET /docs': [{ kind: 'public', path: () => '/docs', want: () => ({ status: 200, body: expect.stringContaining('<!doctype html>') }) }],
   'GET /docs/scalar.js': [{ kind: 'public', path: () => '/docs/scalar.js', want: () => ({ status: 200, body: expect.any(String) }) }],

@@ -12,6 +12,9 @@ import { ProviderError } from '#shared/ai/providers/provider.ts';
 import { startAiResponder } from '#infra/local/sandbox/ai-responder.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
 import { recordingPorts } from '../../support/ai.ts';
+
+// The deployment allows the model this file's business chooses (shared/ai/models.ts reads it on every use).
+process.env.AI_ALLOWED_MODELS = 'pirate-1';
 import { putConversation, putMessage } from './fixtures.ts';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
 
