@@ -9,6 +9,7 @@ import { toFieldErrors, summarize } from '#shared/http/validation.ts';
 import { maxStr, nonEmpty } from './schema/fields.ts';
 import { contacts, location, media, reaction } from './schema/objects.ts';
 import { interactive } from './schema/interactive.ts';
+import { outsideShapeBound } from './schema/shape.ts';
 import { templateFields } from './schema/template.ts';
 
 export { MEDIA_TYPES, MAX_CAPTION, type MediaType } from './schema/objects.ts';
@@ -99,6 +100,8 @@ export function parseSendRequest(input: unknown): SendRequest {
   if (size > MAX_MESSAGE_BYTES) {
     throw new ApiError(413, { error: 'payload_too_large', message: `A message may be at most ${MAX_MESSAGE_BYTES} bytes of JSON; this one is ${size} bytes`, limit_bytes: MAX_MESSAGE_BYTES });
   }
+  const outside = outsideShapeBound(input);
+  if (outside) throw validationError({ [outside.at]: [outside.problem] }, `Invalid message: ${outside.problem}`);
   const upstreamStyle = (input as Record<string, unknown>).messaging_product !== undefined;
   const body = upstreamStyle ? { ...(input as Record<string, any>), to: withPlus((input as Record<string, any>).to) } : (input as Record<string, any>);
   const type = body.type ?? inferType(body);

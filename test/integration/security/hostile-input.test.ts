@@ -13,7 +13,8 @@
 import fc from 'fast-check';
 import { routes, type Route } from '#shared/routes.ts';
 import type { TestTenant } from '../../support/api.ts';
-import { PENDING_OVERSIZED_SENDS, seedsFor, type Seed } from './hostile-seeds.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
+import { seedsFor, type Seed } from './hostile-seeds.ts';
 
 // The fuzzer must meet validation, not the rate limiter (set before config is first read).
 process.env.LIMIT_REQUESTS_PER_MINUTE = '1000000';
@@ -21,7 +22,7 @@ process.env.LIMIT_MESSAGES_PER_MINUTE = '1000000';
 process.env.LIMIT_BULK_PER_MINUTE = '1000000';
 process.env.UPSTREAM_RETRY_BASE_MS = '5';
 const { startSandbox } = await import('#infra/local/sandbox/server.ts');
-const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: 'http://127.0.0.1:9/unused', appSecret: process.env.UPSTREAM_APP_SECRET!, accessToken: process.env.UPSTREAM_TOKEN! });
+const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: 'http://127.0.0.1:9/unused', appSecret: TEST_UPSTREAM.appSecret, accessToken: TEST_UPSTREAM.token });
 process.env.UPSTREAM_BASE_URL = sandbox.url;
 const { invoke, newTenant } = await import('../../support/api.ts');
 
@@ -99,18 +100,20 @@ const toRequest = (route: Route, seed: Seed, body: unknown, query: unknown) => (
 let tenant: TestTenant;
 const tried = { sweep: 0, random: 0 };
 const serverErrors: string[] = [];
-/** Cases of PENDING_OVERSIZED_SENDS met in this run (printed, not failed). */
-const findings: string[] = [];
 const OVERSIZED_PAYLOAD = 20_000;
 
+/** A business whose seeds' recipient wrote in a minute ago: a free-form seed message is accepted upstream. */
+async function seededTenant(): Promise<TestTenant> {
+  const t = await newTenant();
+  sandbox.state.lastInbound.set(sandbox.state.windowKey(t.phoneNumberId, '5215512345678'), Date.now());
+  return t;
+}
+
 beforeAll(async () => {
-  tenant = await newTenant();
-  // The seeds' recipient wrote in a minute ago: a free-form seed message would be accepted upstream.
-  sandbox.state.lastInbound.set(sandbox.state.windowKey(tenant.phoneNumberId, '5215512345678'), Date.now());
+  tenant = await seededTenant();
 });
 afterAll(async () => {
-  if (findings.length > 0) console.warn(`hostile input: ${findings.length} pending case(s) of PENDING_OVERSIZED_SENDS met:\n${[...new Set(findings)].slice(0, 20).join('\n')}`);
-  console.log(`hardening: hostile input: ${tried.sweep} swept + ${tried.random} random requests over ${routes.length} routes (seed ${SEED}): prototype member names as keys and values, oversized values at every depth; ${serverErrors.length} 5xx, ${findings.length} pending`);
+  console.log(`hardening: hostile input: ${tried.sweep} swept + ${tried.random} random requests over ${routes.length} routes (seed ${SEED}): prototype member names as keys and values, oversized values at every depth; ${serverErrors.length} 5xx`);
   await sandbox.close();
 });
 
@@ -127,11 +130,6 @@ async function probe(route: Route, seed: Seed, mutations: Mutation[], target: 'b
   // An oversized value went out when a payload the upstream accepted is that big (real ones are a few KB).
   const oversizedSent = sandbox.state.sent.slice(before).some((m) => JSON.stringify(m.payload).length > OVERSIZED_PAYLOAD);
   const what = `${key} ${target} ${describeMutations(mutations)}`;
-  const pending = PENDING_OVERSIZED_SENDS.find((p) => p.route === key && p.matches(mutations));
-  if (pending && (res.status >= 500 || oversizedSent)) {
-    findings.push(`${pending.finding} — ${what}: ${res.status}${oversizedSent ? ', sent upstream' : ''}`);
-    return undefined;
-  }
   if (res.status >= 500) {
     serverErrors.push(what);
     return `${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
@@ -172,10 +170,13 @@ const mutationArb = (value: unknown, target: 'body' | 'query'): fc.Arbitrary<Mut
   const keyAt = places.some((p) => p.isKey) ? fc.constantFrom(...places.filter((p) => p.isKey).map((p) => p.at)) : objectAt;
   const name = fc.constantFrom(...PROTO_NAMES);
   const hostileValue = fc.oneof(name, fc.constantFrom(...Object.keys(OVERSIZED)).map((what) => OVERSIZED[what]!()), fc.anything({ maxDepth: 2 }));
+  // A value can be replaced by a name only below the root; a seed that is an empty object has no such place (a
+  // filter over the root alone would never produce a value, and fast-check would spin on it).
+  const belowRoot = replaceable.filter((p) => p.length > 0);
   const one: fc.Arbitrary<Mutation> = fc.oneof(
     fc.record({ kind: fc.constant('add-key' as const), at: objectAt, name, value: hostileValue }),
     fc.record({ kind: fc.constant('rename-key' as const), at: keyAt, name }),
-    fc.record({ kind: fc.constant('name-as-value' as const), at: at.filter((p) => p.length > 0), name }),
+    ...(belowRoot.length > 0 ? [fc.record({ kind: fc.constant('name-as-value' as const), at: fc.constantFrom(...belowRoot), name })] : []),
     fc.record({ kind: fc.constant('oversized' as const), at, what: fc.constantFrom(...Object.keys(OVERSIZED)) }),
   );
   return fc.array(one, { minLength: 1, maxLength: 3 });
@@ -203,24 +204,30 @@ describe.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', (k
   it(`answers ${RUNS_PER_ROUTE} random mixes of them below 500 and without sending them`, async () => {
     const target = ['GET', 'DELETE'].includes(route.method) ? 'query' : 'body';
     const seedArb = fc.constantFrom(...seeds);
+    // Failures are collected as one-line descriptions, not thrown inside the property: fast-check would otherwise
+    // print the counterexample, and printing 100 KB strings and 3,000-deep objects takes longer than the test.
+    const failures: string[] = [];
     await fc.assert(
       fc.asyncProperty(seedArb.chain((seed) => mutationArb(target === 'body' ? seed.body ?? {} : seed.query ?? {}, target).map((ms) => [seed, ms] as const)), async ([seed, ms]) => {
         tried.random++;
         const failure = await probe(route, seed.body === undefined && target === 'body' ? { ...seed, body: {} } : seed, ms, target);
-        expect(failure).toBeUndefined();
+        if (failure) failures.push(failure);
       }),
-      { numRuns: RUNS_PER_ROUTE, seed: SEED, endOnFailure: true },
+      { numRuns: RUNS_PER_ROUTE, seed: SEED },
     );
+    expect(failures).toEqual([]);
   }, 300_000);
 });
 
 it('has valid seeds: each one sent as it is gets a 2xx (or the 404 of a made-up id), and the message seeds reach the upstream', async () => {
+  // A business of its own: the fuzzing above created the seeds' contacts, tags and stages in the shared one.
+  const fresh = await seededTenant();
   const wrong: string[] = [];
   const before = sentUpstream();
   for (const route of routes) {
     const key = `${route.method} ${route.path}`;
     for (const seed of seedsFor(key).filter((s) => !s.notValid)) {
-      const res = await invoke(key, { apiKey: route.scope ? tenant.apiKey : undefined, ...toRequest(route, seed, seed.body, seed.query) });
+      const res = await invoke(key, { apiKey: route.scope ? fresh.apiKey : undefined, ...toRequest(route, seed, seed.body, seed.query) });
       const expected = seed.expect ?? (route.path.includes('{') ? [404] : [200, 201, 202, 207]);
       if (!expected.includes(res.status)) wrong.push(`${key} ${JSON.stringify(seed).slice(0, 200)}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
     }

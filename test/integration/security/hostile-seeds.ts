@@ -15,27 +15,6 @@ export interface Seed {
   notValid?: true;
 }
 
-/** A case the fuzz found in another engineer's area, kept visible here until that fix lands (the lead clears it at merge). */
-export interface Pending {
-  route: string;
-  finding: string;
-  matches: (mutations: { kind: string; at: (string | number)[] }[]) => boolean;
-}
-
-/**
- * PENDING (messages schemas, issue 23 item 1 — not this test's area): oversized values inside the free-form
- * parts of a message are sent upstream (a 100 KB `contacts[].name.first_name` or template parameter went out
- * with a 200), and a contacts card too big to store answers 503/500 after the upstream accepted it. The lead
- * removes this entry when the payload bounds land; the test then fails if any of it comes back.
- */
-export const PENDING_OVERSIZED_SENDS: Pending[] = [
-  {
-    route: 'POST /messages/v1',
-    finding: 'PENDING messages payload bounds (issue 23 item 1)',
-    matches: (mutations) => mutations.some((m) => m.kind === 'oversized' || (m.kind === 'add-key' && m.at.length > 0)),
-  },
-];
-
 const TO = '+5215512345678';
 const v3Filters = {
   name: { contains: 'Ana' }, tags: { any: ['vip'], none: ['spam'] }, created_at: { within_days: 30 },

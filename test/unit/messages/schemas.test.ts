@@ -1,5 +1,6 @@
 import { parseSendRequest } from '#shared/messages/schemas.ts';
 import { ApiError } from '#shared/http/errors.ts';
+import { MAX_DEPTH, MAX_ITEMS, MAX_MEMBERS } from '#shared/messages/schema/shape.ts';
 
 const to = '+5215512345678';
 const long = (n: number) => 'x'.repeat(n);
@@ -106,5 +107,19 @@ describe('send request validation', () => {
   it('refuses a message over 64 KB with 413 before looking at its fields', () => {
     const big = { messaging_product: 'whatsapp', to, type: 'location', location: { latitude: 0, longitude: 0, extra: long(65 * 1024) } };
     expect(() => parseSendRequest(big)).toThrow(expect.objectContaining({ status: 413, body: expect.objectContaining({ error: 'payload_too_large' }) }));
+  });
+
+  it('refuses invented members, items and depth past the shape bound (inside 64 KB), naming where', () => {
+    const card = (phone: unknown) => ({ messaging_product: 'whatsapp', to, type: 'contacts', contacts: [{ name: { formatted_name: 'Ana' }, phones: [phone] }] });
+    const wide = Object.fromEntries(Array.from({ length: MAX_MEMBERS + 1 }, (_, i) => [`k${i}`, i]));
+    expect(detailsOf(card(wide))).toEqual({ 'contacts[0].phones[0]': [`contacts[0].phones[0] has ${MAX_MEMBERS + 1} members (at most ${MAX_MEMBERS})`] });
+    const long = { messaging_product: 'whatsapp', to, type: 'location', location: { latitude: 0, longitude: 0, extra: Array.from({ length: MAX_ITEMS + 1 }, () => 1) } };
+    expect(detailsOf(long)).toEqual({ 'location.extra': [`location.extra has ${MAX_ITEMS + 1} items (at most ${MAX_ITEMS})`] });
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < MAX_DEPTH; i++) deep = { a: deep };
+    expect(Object.values(detailsOf({ messaging_product: 'whatsapp', to, type: 'location', location: { latitude: 0, longitude: 0, extra: deep } }))).toEqual([[expect.stringContaining(`nested deeper than ${MAX_DEPTH} levels`)]]);
+    // At the bound itself a Cloud API shape goes through.
+    const widest = Object.fromEntries(Array.from({ length: MAX_MEMBERS - 1 }, (_, i) => [`k${i}`, i]));
+    expect(parseSendRequest(card({ phone: '+5215500000001', ...widest })).type).toBe('contacts');
   });
 });
