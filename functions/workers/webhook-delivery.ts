@@ -11,7 +11,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { DeliveryJob } from '#shared/webhooks/model.ts';
 import { isFirstAttempt, processDeliveryJob, processFirstAttempts } from '#shared/webhooks/delivery.ts';
-import { getSubscriptions } from '#shared/webhooks/repository.ts';
+import { getSubscriptions } from '#shared/webhooks/subscription-store.ts';
 
 export const handler = async (event: SQSEvent, context: Context) => {
   recordQueueAges('webhook-deliveries', event.Records);

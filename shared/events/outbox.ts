@@ -11,7 +11,7 @@ import { keys } from '#shared/store/keys.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import type { EventName } from './names.ts';
-import { orderingKey, UNORDERED } from '#shared/webhooks/ordering.ts';
+import { eventSk, orderingKey, UNORDERED } from './ordering.ts';
 
 export interface DomainEvent {
   id: string;
@@ -28,19 +28,16 @@ export const newEvent = (businessId: string, event: EventName, data: Record<stri
   return { id: randomUUID(), businessId, event, data, createdAt };
 };
 
-/** Outbox sort key: time first, so a sweep replays events in the order they happened. */
-const outboxSk = (e: Pick<DomainEvent, 'createdAt' | 'id'>) => `${e.createdAt}#${e.id}`;
-
 export const outboxPut = (e: DomainEvent): TransactItem => ({
   Put: {
     TableName: table(),
     // Kept in its ordering key's partition (the fan-out reads it with the key's lanes); the index entry lets the sweep find leftovers.
-    Item: { ...outboxKey(e), ...keys.outboxIndex(e.businessId, orderingKey(e) ?? UNORDERED, outboxSk(e)), type: 'outbox', ...e },
+    Item: { ...outboxKey(e), ...keys.outboxIndex(e.businessId, orderingKey(e) ?? UNORDERED, eventSk(e)), type: 'outbox', ...e },
   },
 });
 
 export const outboxKey = (e: Pick<DomainEvent, 'businessId' | 'id' | 'createdAt' | 'event' | 'data'>) =>
-  keys.outbox(e.businessId, orderingKey(e) ?? UNORDERED, outboxSk(e));
+  keys.outbox(e.businessId, orderingKey(e) ?? UNORDERED, eventSk(e));
 
 /** Message attribute of events the outbox sweep publishes again (their fan-out checks for earlier work). */
 export const RESENT_ATTRIBUTE = 'resent';

@@ -18,12 +18,12 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
 import type { Attempt, Delivery, DeliveryJob, Subscription, SubscriptionTarget } from './model.ts';
-import {
-  claimDelivery, clearEventOutbox, clearFailing, createDelivery, getSubscription, joinLane, laneFront, leaveLane, markFailing,
-  type Outcome, recordOutcome, recordOutcomes, releaseDelivery, updateSubscription, withOutcome,
-} from './repository.ts';
+import { createDelivery, type Outcome, recordOutcome, recordOutcomes, withOutcome } from './delivery-store.ts';
+import { claimDelivery, releaseDelivery } from './lease-store.ts';
+import { joinLane, laneFront, leaveLane } from './lane-store.ts';
+import { clearFailing, getSubscription, markFailing, updateSubscription } from './subscription-store.ts';
 import { deliveryJob } from './fanout.ts';
-import { hasEarlierOutboxEvent } from './outbox-store.ts';
+import { clearEventOutbox, hasEarlierOutboxEvent } from './outbox-store.ts';
 import { nextDelaySeconds } from './retry.ts';
 import { serializePayload, signedHeaders } from './signing.ts';
 import { webhookSettings } from './settings.ts';

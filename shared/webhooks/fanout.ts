@@ -18,11 +18,12 @@ import { createHash } from 'node:crypto';
 import type { DomainEvent } from '#shared/events/outbox.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import type { Delivery, DeliveryJob, Subscription } from './model.ts';
-import { createDeliveries, setNextInLane } from './repository.ts';
+import { createDeliveries } from './delivery-store.ts';
+import { setNextInLane } from './lane-store.ts';
 import { deleteOutboxItems, fanOutReader, type FanOutReader } from './outbox-store.ts';
 import { webhookSettings } from './settings.ts';
 import { logger } from '#shared/log/logger.ts';
-import { eventSk, orderingKey } from './ordering.ts';
+import { eventSk, orderingKey } from '#shared/events/ordering.ts';
 
 /**
  * The same event to the same subscription always gets the same id (X-Webhook-ID, webhook-id). Shaped

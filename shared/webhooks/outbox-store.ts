@@ -5,15 +5,16 @@
  * its businesses' subscriptions, in one consistent statement); the sweep reads the outbox index, which
  * only holds events not yet fanned out.
  */
-import { ExecuteStatementCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, ExecuteStatementCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { batchWriteAll } from '#shared/store/batch.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll } from '#shared/store/query.ts';
 import { outboxKey, type DomainEvent } from '#shared/events/outbox.ts';
-import { laneEntry, listSubscriptions, SUBSCRIPTION_ATTRIBUTES, subscriptionsInOrder, type LaneEntry } from './repository.ts';
-import type { Subscription } from './model.ts';
-import { eventSk } from './ordering.ts';
+import { laneEntry, type LaneEntry } from './lane-store.ts';
+import { listSubscriptions, SUBSCRIPTION_ATTRIBUTES, subscriptionsInOrder } from './subscription-store.ts';
+import type { Delivery, Subscription } from './model.ts';
+import { eventSk, UNORDERED } from '#shared/events/ordering.ts';
 
 const toEvent = (item: Record<string, any>): DomainEvent => ({
   id: item.id,
@@ -27,6 +28,15 @@ const toEvent = (item: Record<string, any>): DomainEvent => ({
 export async function deleteOutboxItems(events: DomainEvent[]): Promise<void> {
   const unique = [...new Map(events.map((e) => [`${e.businessId}/${eventSk(e)}`, e])).values()];
   await batchWriteAll(unique.map((e) => ({ DeleteRequest: { Key: outboxKey(e) } })));
+}
+
+/** The outbox item of a delivery's event. */
+export const eventOutboxKey = (d: Pick<Delivery, 'businessId' | 'laneKey' | 'eventCreatedAt' | 'eventId'>) =>
+  keys.outbox(d.businessId, d.laneKey ?? UNORDERED, eventSk({ createdAt: d.eventCreatedAt, id: d.eventId }));
+
+/** Deletes the outbox item of a delivery's event (its first attempt took over from it). */
+export async function clearEventOutbox(d: Delivery): Promise<void> {
+  await db.send(new DeleteCommand({ TableName: table(), Key: eventOutboxKey(d) }));
 }
 
 /** What the partition of one ordering key holds up to an event: what the fan-out needs to keep order. */

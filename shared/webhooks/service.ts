@@ -7,10 +7,8 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { newEvent } from '#shared/events/outbox.ts';
 import { TEST_EVENT, type Subscription } from './model.ts';
 import type { CreateInput, UpdateInput } from './schemas.ts';
-import {
-  createDelivery, deleteSubscription, getDelivery, getSubscription, listDeliveries, listSubscriptions, putSubscription,
-  recordOutcome, reopenDelivery, subscriptionOwner, updateSubscription,
-} from './repository.ts';
+import { createDelivery, getDelivery, listDeliveries, recordOutcome, reopenDelivery } from './delivery-store.ts';
+import { deleteSubscription, getSubscription, listSubscriptions, putSubscription, subscriptionOwner, updateSubscription } from './subscription-store.ts';
 import { newSecret } from './signing.ts';
 import { deliveryJob, newDelivery } from './fanout.ts';
 import { send } from './delivery.ts';

@@ -7,7 +7,7 @@ import { commit, newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { db, table } from '#shared/store/client.ts';
 import { outboxItemsOf } from '#shared/webhooks/outbox-store.ts';
 import { sweepOutbox } from '#shared/webhooks/sweep.ts';
-import { getSubscription, getSubscriptions, updateSubscription } from '#shared/webhooks/repository.ts';
+import { getSubscription, getSubscriptions, updateSubscription } from '#shared/webhooks/subscription-store.ts';
 import { deliveryJob, newDelivery } from '#shared/webhooks/fanout.ts';
 import { processFirstAttempts } from '#shared/webhooks/delivery.ts';
 import { startReceiver, verifyHex, verifyStandard, type Receiver, type Received } from './receiver.ts';

@@ -10,10 +10,10 @@ import { BatchWriteCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { db, dynamo, table } from '#shared/store/client.ts';
 import { createSubscription } from '#shared/webhooks/service.ts';
-import { listSubscriptions, updateSubscription } from '#shared/webhooks/repository.ts';
+import { listSubscriptions, updateSubscription } from '#shared/webhooks/subscription-store.ts';
 import { keys } from '#shared/store/keys.ts';
 import { fanOutReader, readKeyPartition } from '#shared/webhooks/outbox-store.ts';
-import { eventSk } from '#shared/webhooks/ordering.ts';
+import { eventSk } from '#shared/events/ordering.ts';
 
 const lane = (bid: string, webhookId: string, key: string, sk: string) => ({
   ...keys.deliveryLane(bid, webhookId, key, sk),

@@ -3,7 +3,7 @@ import { invoke, newTenant } from '../../support/api.ts';
 import { LocalQueues } from '#infra/local/queues.ts';
 import { commit, newEvent } from '#shared/events/outbox.ts';
 import { config } from '#shared/config.ts';
-import { updateSubscription } from '#shared/webhooks/repository.ts';
+import { updateSubscription } from '#shared/webhooks/subscription-store.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
 let queues: LocalQueues;

@@ -1,4 +1,4 @@
-import { orderingKey } from '#shared/webhooks/ordering.ts';
+import { orderingKey } from '#shared/events/ordering.ts';
 import { deliveryId, subscribes } from '#shared/webhooks/fanout.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import type { Subscription } from '#shared/webhooks/model.ts';

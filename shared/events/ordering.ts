@@ -9,14 +9,18 @@
  * - funnel events: one lane per business (stage created before updated, deleted or reordered);
  * - broadcast events: the broadcast.
  */
-import type { DomainEvent } from '#shared/events/outbox.ts';
+/** What ordering needs of an event (structural, so that this module imports nothing of the outbox that uses it). */
+interface Ordered {
+  event: string;
+  data: Record<string, unknown>;
+}
 
 /** Key used in the outbox index for events that need no ordering. */
 export const UNORDERED = '-';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
-export function orderingKey(e: Pick<DomainEvent, 'event' | 'data'>): string | undefined {
+export function orderingKey(e: Ordered): string | undefined {
   const d = (e.data ?? {}) as Record<string, any>;
   const group = e.event.split('.')[0];
   if (group === 'funnel_stage' || group === 'funnel_stages') return 'funnel';
@@ -32,4 +36,4 @@ export function orderingKey(e: Pick<DomainEvent, 'event' | 'data'>): string | un
 }
 
 /** The outbox sort key of an event: time first, so lanes and the sweep replay in commit order. */
-export const eventSk = (e: Pick<DomainEvent, 'createdAt' | 'id'>): string => `${e.createdAt}#${e.id}`;
+export const eventSk = (e: { createdAt: string; id: string }): string => `${e.createdAt}#${e.id}`;

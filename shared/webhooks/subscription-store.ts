@@ -1,0 +1,130 @@
+/**
+ * Subscriptions in the table: pk B#{bid}#WHS, sk WH#{id} (a partition of their own, read whole by the
+ * fan-out), and the owner pointer of each id (pk WHID#{id}), which tells a 403 from a 404.
+ */
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { applied, isConditionFailure } from '#shared/store/conditional.ts';
+import { keys } from '#shared/store/keys.ts';
+import { queryAll } from '#shared/store/query.ts';
+import { batchGetAll } from '#shared/store/batch.ts';
+import type { Subscription } from './model.ts';
+import { fromTableItem } from './table-item.ts';
+
+const isCancelledByCondition = (err: unknown) =>
+  (err as Error)?.name === 'TransactionCanceledException' &&
+  ((err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
+
+export async function putSubscription(s: Subscription): Promise<void> {
+  await db.send(new TransactWriteCommand({
+    TransactItems: [
+      { Put: { TableName: table(), Item: { ...keys.webhook(s.businessId, s.id), type: 'webhook', ...s }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Put: { TableName: table(), Item: { ...keys.webhookOwner(s.id), type: 'webhookOwner', businessId: s.businessId } } },
+    ],
+  }));
+}
+
+/** The business that owns a subscription id, if the id exists at all. */
+export async function subscriptionOwner(id: string): Promise<string | undefined> {
+  const out = await db.send(new GetCommand({ TableName: table(), Key: keys.webhookOwner(id) }));
+  return out.Item?.businessId as string | undefined;
+}
+
+export async function getSubscription(bid: string, id: string): Promise<Subscription | undefined> {
+  const out = await db.send(new GetCommand({ TableName: table(), Key: keys.webhook(bid, id), ConsistentRead: true }));
+  return out.Item ? fromTableItem<Subscription>(out.Item) : undefined;
+}
+
+/** Every attribute of a subscription (what the fan-out's statement selects of the subscriptions' partition). */
+export const SUBSCRIPTION_ATTRIBUTES = [
+  'id', 'businessId', 'name', 'url', 'events', 'secret', 'enabled', 'disabledReason', 'disabledAt', 'failingSince', 'createdAt', 'updatedAt',
+] as const satisfies readonly (keyof Subscription)[];
+// A field added to Subscription and not to the list above fails to compile here.
+const everyAttributeListed: Exclude<keyof Subscription, (typeof SUBSCRIPTION_ATTRIBUTES)[number]> extends never ? true : never = true;
+void everyAttributeListed;
+
+/** Subscriptions as the API lists them: oldest first. */
+export const subscriptionsInOrder = (items: Record<string, unknown>[]): Subscription[] =>
+  items.map((item) => fromTableItem<Subscription>(item)).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+
+export async function listSubscriptions(bid: string, consistent = false): Promise<Subscription[]> {
+  return subscriptionsInOrder(await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.webhooksPk(bid) },
+    ConsistentRead: consistent,
+  }));
+}
+
+/** Sets the given fields of an existing subscription; undefined when it does not exist. */
+export async function updateSubscription(bid: string, id: string, fields: Partial<Subscription>): Promise<Subscription | undefined> {
+  const entries = Object.entries(fields).filter(([, val]) => val !== undefined);
+  if (entries.length === 0) return getSubscription(bid, id);
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = entries.map(([k, val], i) => {
+    names[`#f${i}`] = k;
+    values[`:v${i}`] = val;
+    return `#f${i} = :v${i}`;
+  });
+  try {
+    const out = await db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.webhook(bid, id),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }));
+    return fromTableItem<Subscription>(out.Attributes!);
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
+
+export async function deleteSubscription(bid: string, id: string): Promise<boolean> {
+  try {
+    await db.send(new TransactWriteCommand({
+      TransactItems: [
+        { Delete: { TableName: table(), Key: keys.webhook(bid, id), ConditionExpression: 'attribute_exists(pk)' } },
+        { Delete: { TableName: table(), Key: keys.webhookOwner(id) } },
+      ],
+    }));
+    return true;
+  } catch (err) {
+    if (isCancelledByCondition(err)) return false;
+    throw err;
+  }
+}
+
+/** Remembers when a run of failures started (first failure only). */
+export async function markFailing(bid: string, id: string, since: string): Promise<void> {
+  await applied(db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.webhook(bid, id),
+    UpdateExpression: 'SET failingSince = :s',
+    ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(failingSince) OR failingSince = :null)',
+    ExpressionAttributeValues: { ':s': since, ':null': null },
+  })));
+}
+
+export async function clearFailing(bid: string, id: string): Promise<void> {
+  await applied(db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.webhook(bid, id),
+    UpdateExpression: 'SET failingSince = :null',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':null': null },
+  })));
+}
+
+/** Subscriptions by key in one round trip (the delivery worker reads those of a whole batch at once). */
+export async function getSubscriptions(refs: { businessId: string; webhookId: string }[]): Promise<Map<string, Subscription>> {
+  const unique = [...new Map(refs.map((r) => [`${r.businessId}/${r.webhookId}`, r])).values()];
+  const items = await batchGetAll(unique.map((r) => keys.webhook(r.businessId, r.webhookId)));
+  return new Map(items.map((item) => {
+    const s = fromTableItem<Subscription>(item);
+    return [`${s.businessId}/${s.id}`, s];
+  }));
+}
