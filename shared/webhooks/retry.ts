@@ -1,4 +1,4 @@
-/** When to try a failed delivery again: exponential backoff with jitter, or what the receiver asked for. */
+/** When to try a failed delivery again: exponential backoff with jitter, or later when the receiver asks for it. */
 import { webhookSettings } from './settings.ts';
 
 export interface RetryPolicy {
@@ -33,9 +33,13 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
   return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
 }
 
-/** The receiver's `Retry-After` wins over the backoff (bounded by the cap); otherwise the backoff. */
+/**
+ * The scheduled backoff, lengthened (never shortened) by the receiver's `Retry-After`, up to the cap.
+ * A receiver may ask for more time; it may not collapse the schedule (`Retry-After: 0` would burn every
+ * attempt in seconds), as Standard Webhooks advises.
+ */
 export function nextDelaySeconds(failedAttempts: number, retryAfter: string | undefined, policy: RetryPolicy = defaultPolicy()): number {
+  const scheduled = backoffSeconds(failedAttempts, policy);
   const asked = parseRetryAfter(retryAfter);
-  if (asked !== undefined) return Math.min(policy.capSeconds, asked);
-  return backoffSeconds(failedAttempts, policy);
+  return Math.min(policy.capSeconds, Math.max(scheduled, asked ?? 0));
 }

@@ -31,14 +31,25 @@ describe('webhook retry schedule', () => {
     expect(backoffSeconds(20, deployed, () => 0.999)).toBeLessThanOrEqual(86_400);
   });
 
-  it('reads Retry-After as seconds or as an HTTP date, and lets it win over the backoff', () => {
+  it('reads Retry-After as seconds or as an HTTP date', () => {
     const now = Date.parse('2026-01-01T00:00:00Z');
     expect(parseRetryAfter('120', now)).toBe(120);
     expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30);
     expect(parseRetryAfter('soon', now)).toBeUndefined();
     expect(parseRetryAfter(undefined, now)).toBeUndefined();
-    expect(nextDelaySeconds(1, '7', deployed)).toBe(7);
+  });
+
+  it('lets Retry-After lengthen the wait, up to the cap', () => {
+    expect(nextDelaySeconds(1, '7200', deployed)).toBe(7200);
     expect(nextDelaySeconds(1, '999999', deployed)).toBe(86_400);
     expect(nextDelaySeconds(1, undefined, deployed)).toBeGreaterThanOrEqual(48);
+  });
+
+  it.each(['0', '1', '7', 'Thu, 01 Jan 1970 00:00:00 GMT', 'garbage'])('never lets Retry-After: %s shorten the scheduled backoff', (asked) => {
+    // The smallest jitter: the shortest wait the schedule itself allows.
+    for (const failed of [1, 2, 5]) {
+      const floor = backoffSeconds(failed, deployed, () => 0);
+      expect(nextDelaySeconds(failed, asked, deployed)).toBeGreaterThanOrEqual(floor);
+    }
   });
 });
