@@ -13,6 +13,7 @@ import { newSecret } from './signing.ts';
 import { deliveryJob, newDelivery } from './fanout.ts';
 import { send } from './delivery.ts';
 import { deliveryView, subscriptionView } from './views.ts';
+import { outlastCachedCopies } from './current-subscriptions.ts';
 
 /** 404 for an unknown id, 403 for another account's (as the contract's authentication section says). */
 async function mustGet(bid: string, id: string): Promise<Subscription> {
@@ -38,6 +39,7 @@ export async function createSubscription(bid: string, input: CreateInput) {
     failingSince: null,
     createdAt: now,
     updatedAt: now,
+    version: 1,
   };
   await putSubscription(s);
   return { id: s.id, name: s.name, url: s.url, events: s.events, secret: s.secret, createdAt: s.createdAt };
@@ -59,21 +61,25 @@ export async function updateSubscriptionFields(bid: string, id: string, input: U
   if (input.enabled === false && current.enabled) Object.assign(fields, { enabled: false, disabledReason: 'manual', disabledAt: now });
   const updated = await updateSubscription(bid, id, fields);
   if (!updated) throw notFound('Webhook subscription not found');
+  // Deliveries stop going to the old URL, or at all, before the customer is told so.
+  if ((input.url !== undefined && input.url !== current.url) || fields.enabled === false) await outlastCachedCopies();
   return subscriptionView(updated);
 }
 
 export async function removeSubscription(bid: string, id: string) {
   await mustGet(bid, id);
   if (!(await deleteSubscription(bid, id))) throw notFound('Webhook subscription not found');
+  await outlastCachedCopies();
   return { success: true, id };
 }
 
-/** A new secret, effective at once: deliveries read the secret when they are signed, never from a cache. */
+/** A new secret, effective at once: no attempt that starts after the answer is signed with the old one. */
 export async function regenerateSecret(bid: string, id: string) {
   await mustGet(bid, id);
   const secret = newSecret();
   const updated = await updateSubscription(bid, id, { secret, updatedAt: new Date().toISOString() });
   if (!updated) throw notFound('Webhook subscription not found');
+  await outlastCachedCopies();
   return { ...subscriptionView(updated), secret };
 }
 

@@ -37,7 +37,7 @@ export async function getSubscription(bid: string, id: string): Promise<Subscrip
 
 /** Every attribute of a subscription (what the fan-out's statement selects of the subscriptions' partition). */
 export const SUBSCRIPTION_ATTRIBUTES = [
-  'id', 'businessId', 'name', 'url', 'events', 'secret', 'enabled', 'disabledReason', 'disabledAt', 'failingSince', 'createdAt', 'updatedAt',
+  'id', 'businessId', 'name', 'url', 'events', 'secret', 'enabled', 'disabledReason', 'disabledAt', 'failingSince', 'createdAt', 'updatedAt', 'version',
 ] as const satisfies readonly (keyof Subscription)[];
 // A field added to Subscription and not to the list above fails to compile here.
 const everyAttributeListed: Exclude<keyof Subscription, (typeof SUBSCRIPTION_ATTRIBUTES)[number]> extends never ? true : never = true;
@@ -55,17 +55,22 @@ export async function listSubscriptions(bid: string, consistent = false): Promis
   }));
 }
 
-/** Sets the given fields of an existing subscription; undefined when it does not exist. */
-export async function updateSubscription(bid: string, id: string, fields: Partial<Subscription>): Promise<Subscription | undefined> {
-  const entries = Object.entries(fields).filter(([, val]) => val !== undefined);
+/** Raises a subscription's version: part of every update of it (shared/webhooks/current-subscriptions.ts). */
+const RAISE_VERSION = 'version = if_not_exists(version, :zero) + :one';
+const VERSION_VALUES = { ':zero': 0, ':one': 1 };
+
+/** Sets the given fields of an existing subscription (and raises its version); undefined when it does not exist. */
+export async function updateSubscription(bid: string, id: string, fields: Partial<Omit<Subscription, 'version'>>): Promise<Subscription | undefined> {
+  const entries = Object.entries(fields).filter(([k, val]) => val !== undefined && k !== 'version');
   if (entries.length === 0) return getSubscription(bid, id);
   const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
+  const values: Record<string, unknown> = { ...VERSION_VALUES };
   const sets = entries.map(([k, val], i) => {
     names[`#f${i}`] = k;
     values[`:v${i}`] = val;
     return `#f${i} = :v${i}`;
   });
+  sets.push(RAISE_VERSION);
   try {
     const out = await db.send(new UpdateCommand({
       TableName: table(),
@@ -103,9 +108,9 @@ export async function markFailing(bid: string, id: string, since: string): Promi
   await applied(db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.webhook(bid, id),
-    UpdateExpression: 'SET failingSince = :s',
+    UpdateExpression: `SET failingSince = :s, ${RAISE_VERSION}`,
     ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(failingSince) OR failingSince = :null)',
-    ExpressionAttributeValues: { ':s': since, ':null': null },
+    ExpressionAttributeValues: { ':s': since, ':null': null, ...VERSION_VALUES },
   })));
 }
 
@@ -113,9 +118,9 @@ export async function clearFailing(bid: string, id: string): Promise<void> {
   await applied(db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.webhook(bid, id),
-    UpdateExpression: 'SET failingSince = :null',
+    UpdateExpression: `SET failingSince = :null, ${RAISE_VERSION}`,
     ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeValues: { ':null': null },
+    ExpressionAttributeValues: { ':null': null, ...VERSION_VALUES },
   })));
 }
 

@@ -1,0 +1,78 @@
+/**
+ * The subscription an attempt is sent with: never a copy carried in a queue message (no URL or secret
+ * in SQS bodies, which stay up to 14 days in a dead-letter queue), always one read from the table at
+ * most `SUBSCRIPTION_FRESH_MS` before the attempt starts.
+ *
+ * - The delivery worker reads the subscriptions of a whole batch in one BatchGetItem (strongly
+ *   consistent) and keeps them in this container for `SUBSCRIPTION_FRESH_MS`, so that a busy worker
+ *   reads each subscription a few times a second, not once per delivery, and a send never waits for a
+ *   read that a batch a moment ago already made.
+ * - Every write to a subscription raises its `version`, and the fan-out puts the version it saw in the
+ *   job: a copy older than that is read again, so an event fanned out after a change is never sent as
+ *   the subscription was before it.
+ * - The management endpoints that stop deliveries to a target (new URL, new secret, disabled, deleted)
+ *   answer only once `SUBSCRIPTION_FRESH_MS` have passed since their write (`outlastCachedCopies`). A
+ *   copy read before the write is then too old to be used by any attempt that starts after the answer:
+ *   from the moment the customer is told, no attempt goes to the old URL, with the old secret, or to a
+ *   subscription that is disabled or gone (the contract: the old secret stops verifying immediately).
+ *   Only durations on each machine's own clock are compared, so clock skew between them does not matter.
+ */
+import type { Subscription } from './model.ts';
+import { getSubscription, getSubscriptions } from './subscription-store.ts';
+
+/**
+ * How long a read subscription may be used. Short, because each management call that stops deliveries
+ * waits this long before it answers; long enough that a worker under load (a batch every few ms)
+ * reads each subscription only a few times a second.
+ */
+export const SUBSCRIPTION_FRESH_MS = 250;
+
+export interface SubscriptionRef {
+  businessId: string;
+  webhookId: string;
+  /** The version the fan-out saw: a copy older than that is not used. */
+  subscriptionVersion?: number;
+}
+
+interface Copy {
+  /** Undefined: the subscription did not exist when read (deleted; ids are never reused). */
+  subscription: Subscription | undefined;
+  /** When the read was sent (not answered): the copy is at least this old. */
+  readAt: number;
+}
+
+const copies = new Map<string, Copy>();
+const refKey = (r: Pick<SubscriptionRef, 'businessId' | 'webhookId'>) => `${r.businessId}/${r.webhookId}`;
+
+function usable(copy: Copy | undefined, ref: SubscriptionRef, now: number): copy is Copy {
+  if (!copy || now - copy.readAt >= SUBSCRIPTION_FRESH_MS) return false;
+  return !copy.subscription || (copy.subscription.version ?? 0) >= (ref.subscriptionVersion ?? 0);
+}
+
+function forgetStale(now: number): void {
+  for (const [key, copy] of copies) if (now - copy.readAt >= SUBSCRIPTION_FRESH_MS) copies.delete(key);
+}
+
+/** Makes sure this container holds a usable copy of each subscription of a batch: one batched read for those it lacks. */
+export async function prefetchSubscriptions(refs: SubscriptionRef[]): Promise<void> {
+  const now = Date.now();
+  forgetStale(now);
+  const missing = [...new Map(refs.filter((r) => !usable(copies.get(refKey(r)), r, now)).map((r) => [refKey(r), r])).values()];
+  if (missing.length === 0) return;
+  const readAt = Date.now();
+  const found = await getSubscriptions(missing);
+  for (const r of missing) copies.set(refKey(r), { subscription: found.get(refKey(r)), readAt });
+}
+
+/** The subscription to send an attempt with, as it is now (undefined: deleted). Read again when the copy is too old. */
+export async function currentSubscription(ref: SubscriptionRef): Promise<Subscription | undefined> {
+  const copy = copies.get(refKey(ref));
+  if (usable(copy, ref, Date.now())) return copy.subscription;
+  const readAt = Date.now();
+  const subscription = await getSubscription(ref.businessId, ref.webhookId);
+  copies.set(refKey(ref), { subscription, readAt });
+  return subscription;
+}
+
+/** Waits until every copy read before a change that just committed is too old to be used. */
+export const outlastCachedCopies = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SUBSCRIPTION_FRESH_MS));
