@@ -1,6 +1,8 @@
 /**
  * Subscriptions in the table: pk B#{bid}#WHS, sk WH#{id} (a partition of their own, read whole by the
- * fan-out), and the owner pointer of each id (pk WHID#{id}), which tells a 403 from a 404.
+ * fan-out); the owner pointer of each id (pk WHID#{id}), which tells a 403 from a 404; and, per business,
+ * a count and one claim per target (pk B#{bid}#WHT), written in the same transactions, so that the cap
+ * and the refusal of duplicates hold under concurrent requests.
  */
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
@@ -11,17 +13,53 @@ import { batchGetAll } from '#shared/store/batch.ts';
 import type { Subscription } from './model.ts';
 import { fromTableItem } from './table-item.ts';
 
-const isCancelledByCondition = (err: unknown) =>
-  (err as Error)?.name === 'TransactionCanceledException' &&
-  ((err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
+/** Why a guarded write of a subscription did not apply. */
+export type Refusal = 'limit_reached' | 'duplicate_target' | 'changed';
 
-export async function putSubscription(s: Subscription): Promise<void> {
-  await db.send(new TransactWriteCommand({
-    TransactItems: [
-      { Put: { TableName: table(), Item: { ...keys.webhook(s.businessId, s.id), type: 'webhook', ...s }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      { Put: { TableName: table(), Item: { ...keys.webhookOwner(s.id), type: 'webhookOwner', businessId: s.businessId } } },
-    ],
-  }));
+/** The refusal named by the first item of a cancelled transaction whose condition failed; other errors are rethrown. */
+function refusal(err: unknown, byItem: (Refusal | undefined)[]): Refusal {
+  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
+  if (e?.name !== 'TransactionCanceledException') throw err;
+  const failed = (e.CancellationReasons ?? []).findIndex((r) => r.Code === 'ConditionalCheckFailed');
+  const reason = byItem[failed];
+  if (!reason) throw err;
+  return reason;
+}
+
+/** The subscription item still is the one read (version unchanged; items from before versions have none). */
+const unchanged = (s: Subscription) => s.version === undefined
+  ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(version)' }
+  : { ConditionExpression: 'version = :seen', ExpressionAttributeValues: { ':seen': s.version } };
+
+/**
+ * Creates a subscription with its owner pointer, its business's count raised (refused at `cap`) and its
+ * target claimed (refused when another subscription of the business has the same one), all or nothing.
+ */
+export async function putSubscription(s: Subscription, target: string, cap: number): Promise<Refusal | undefined> {
+  try {
+    await db.send(new TransactWriteCommand({
+      TransactItems: [
+        { Put: { TableName: table(), Item: { ...keys.webhook(s.businessId, s.id), type: 'webhook', ...s }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: table(), Item: { ...keys.webhookOwner(s.id), type: 'webhookOwner', businessId: s.businessId } } },
+        {
+          Update: {
+            TableName: table(), Key: keys.webhookCount(s.businessId), UpdateExpression: 'ADD subscriptions :one',
+            ConditionExpression: 'attribute_not_exists(subscriptions) OR subscriptions < :cap', ExpressionAttributeValues: { ':one': 1, ':cap': cap },
+          },
+        },
+        { Put: { TableName: table(), Item: { ...keys.webhookTarget(s.businessId, target), type: 'webhookTarget', webhookId: s.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ],
+    }));
+    return undefined;
+  } catch (err) {
+    return refusal(err, [undefined, undefined, 'limit_reached', 'duplicate_target']);
+  }
+}
+
+/** The subscription that holds a target of a business, if any. */
+export async function targetHolder(bid: string, target: string): Promise<string | undefined> {
+  const out = await db.send(new GetCommand({ TableName: table(), Key: keys.webhookTarget(bid, target), ConsistentRead: true }));
+  return out.Item?.webhookId as string | undefined;
 }
 
 /** The business that owns a subscription id, if the id exists at all. */
@@ -88,18 +126,51 @@ export async function updateSubscription(bid: string, id: string, fields: Partia
   }
 }
 
-export async function deleteSubscription(bid: string, id: string): Promise<boolean> {
+/**
+ * Sets new fields of a subscription whose target changes (URL or events): the old claim goes, the new one
+ * is written conditionally, and the item only if it is still the one read. Refused: `duplicate_target`,
+ * or `changed` (written meanwhile, or deleted: read it again).
+ */
+export async function retargetSubscription(s: Subscription, fields: Partial<Omit<Subscription, 'version'>>, from: string, to: string): Promise<Refusal | undefined> {
+  const entries = Object.entries(fields).filter(([k, val]) => val !== undefined && k !== 'version');
+  const guard = unchanged(s);
   try {
     await db.send(new TransactWriteCommand({
       TransactItems: [
-        { Delete: { TableName: table(), Key: keys.webhook(bid, id), ConditionExpression: 'attribute_exists(pk)' } },
-        { Delete: { TableName: table(), Key: keys.webhookOwner(id) } },
+        {
+          Update: {
+            TableName: table(), Key: keys.webhook(s.businessId, s.id),
+            UpdateExpression: `SET ${[...entries.map((_, i) => `#f${i} = :v${i}`), RAISE_VERSION].join(', ')}`,
+            ConditionExpression: guard.ConditionExpression,
+            ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#f${i}`, k])),
+            ExpressionAttributeValues: { ...guard.ExpressionAttributeValues, ...VERSION_VALUES, ...Object.fromEntries(entries.map(([, val], i) => [`:v${i}`, val])) },
+          },
+        },
+        { Delete: { TableName: table(), Key: keys.webhookTarget(s.businessId, from) } },
+        { Put: { TableName: table(), Item: { ...keys.webhookTarget(s.businessId, to), type: 'webhookTarget', webhookId: s.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
       ],
     }));
-    return true;
+    return undefined;
   } catch (err) {
-    if (isCancelledByCondition(err)) return false;
-    throw err;
+    return refusal(err, ['changed', undefined, 'duplicate_target']);
+  }
+}
+
+/** Deletes a subscription as read (else `changed`), its owner pointer and its target claim, and lowers its business's count. */
+export async function deleteSubscription(s: Subscription, target: string): Promise<Refusal | undefined> {
+  const guard = unchanged(s);
+  try {
+    await db.send(new TransactWriteCommand({
+      TransactItems: [
+        { Delete: { TableName: table(), Key: keys.webhook(s.businessId, s.id), ...guard } },
+        { Delete: { TableName: table(), Key: keys.webhookOwner(s.id) } },
+        { Update: { TableName: table(), Key: keys.webhookCount(s.businessId), UpdateExpression: 'ADD subscriptions :minusOne', ExpressionAttributeValues: { ':minusOne': -1 } } },
+        { Delete: { TableName: table(), Key: keys.webhookTarget(s.businessId, target) } },
+      ],
+    }));
+    return undefined;
+  } catch (err) {
+    return refusal(err, ['changed']);
   }
 }
 
