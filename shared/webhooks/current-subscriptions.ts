@@ -6,7 +6,8 @@
  * - The delivery worker reads the subscriptions of a whole batch in one BatchGetItem (strongly
  *   consistent) and keeps them in this container for `SUBSCRIPTION_FRESH_MS`, so that a busy worker
  *   reads each subscription a few times a second, not once per delivery, and a send never waits for a
- *   read that a batch a moment ago already made.
+ *   read that a batch a moment ago already made. A copy past half its life is read again in the
+ *   background, so that a steady stream of batches does not wait for reads at all.
  * - Every write to a subscription raises its `version`, and the fan-out puts the version it saw in the
  *   job: a copy older than that is read again, so an event fanned out after a change is never sent as
  *   the subscription was before it.
@@ -42,7 +43,22 @@ interface Copy {
 }
 
 const copies = new Map<string, Copy>();
+/** Subscriptions being read in the background (one read at a time each). */
+const refreshing = new Set<string>();
 const refKey = (r: Pick<SubscriptionRef, 'businessId' | 'webhookId'>) => `${r.businessId}/${r.webhookId}`;
+
+/** Keeps a copy unless a newer one (a read sent later) is held already: reads may answer out of order. */
+function keep(key: string, copy: Copy): void {
+  const held = copies.get(key);
+  if (!held || held.readAt <= copy.readAt) copies.set(key, copy);
+}
+
+/** Reads subscriptions in one batched request and keeps the copies. */
+async function read(refs: SubscriptionRef[]): Promise<void> {
+  const readAt = Date.now();
+  const found = await getSubscriptions(refs);
+  for (const r of refs) keep(refKey(r), { subscription: found.get(refKey(r)), readAt });
+}
 
 function usable(copy: Copy | undefined, ref: SubscriptionRef, now: number): copy is Copy {
   if (!copy || now - copy.readAt >= SUBSCRIPTION_FRESH_MS) return false;
@@ -53,15 +69,22 @@ function forgetStale(now: number): void {
   for (const [key, copy] of copies) if (now - copy.readAt >= SUBSCRIPTION_FRESH_MS) copies.delete(key);
 }
 
-/** Makes sure this container holds a usable copy of each subscription of a batch: one batched read for those it lacks. */
+/**
+ * Makes sure this container holds a usable copy of each subscription of a batch: one batched read for
+ * those it lacks (awaited), one in the background for those past half their life.
+ */
 export async function prefetchSubscriptions(refs: SubscriptionRef[]): Promise<void> {
   const now = Date.now();
   forgetStale(now);
-  const missing = [...new Map(refs.filter((r) => !usable(copies.get(refKey(r)), r, now)).map((r) => [refKey(r), r])).values()];
-  if (missing.length === 0) return;
-  const readAt = Date.now();
-  const found = await getSubscriptions(missing);
-  for (const r of missing) copies.set(refKey(r), { subscription: found.get(refKey(r)), readAt });
+  const unique = [...new Map(refs.map((r) => [refKey(r), r])).values()];
+  const missing = unique.filter((r) => !usable(copies.get(refKey(r)), r, now));
+  const ageing = unique.filter((r) => !missing.includes(r) && !refreshing.has(refKey(r)) && now - copies.get(refKey(r))!.readAt >= SUBSCRIPTION_FRESH_MS / 2);
+  if (ageing.length > 0) {
+    for (const r of ageing) refreshing.add(refKey(r));
+    // A failed refresh costs nothing: a later batch reads what it lacks itself.
+    void read(ageing).catch(() => undefined).finally(() => ageing.forEach((r) => refreshing.delete(refKey(r))));
+  }
+  if (missing.length > 0) await read(missing);
 }
 
 /** The subscription to send an attempt with, as it is now (undefined: deleted). Read again when the copy is too old. */
@@ -70,7 +93,7 @@ export async function currentSubscription(ref: SubscriptionRef): Promise<Subscri
   if (usable(copy, ref, Date.now())) return copy.subscription;
   const readAt = Date.now();
   const subscription = await getSubscription(ref.businessId, ref.webhookId);
-  copies.set(refKey(ref), { subscription, readAt });
+  keep(refKey(ref), { subscription, readAt });
   return subscription;
 }
 

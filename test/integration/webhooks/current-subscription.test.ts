@@ -179,13 +179,15 @@ describe('the worker copy of a subscription', () => {
   });
   afterEach(() => jest.restoreAllMocks());
 
-  /** Counts the table requests made while `act` runs. */
-  async function requestsDuring(act: () => Promise<unknown>): Promise<string[]> {
+  /** The table requests made while `act` runs; `answered` gets a promise of each one's answer. */
+  async function requestsDuring(act: () => Promise<unknown>, answered: Promise<unknown>[] = []): Promise<string[]> {
     const seen: string[] = [];
     const name = `count-${Math.random()}`;
     dynamo.middlewareStack.add((next, context) => async (args) => {
       seen.push(context.commandName ?? 'unknown');
-      return next(args);
+      const answer = next(args);
+      answered.push(answer.catch(() => undefined));
+      return answer;
     }, { step: 'initialize', name });
     try {
       await act();
@@ -211,6 +213,28 @@ describe('the worker copy of a subscription', () => {
     // Assess
     expect(batch).toEqual(['BatchGetItemCommand']);
     expect(sends).toEqual([]);
+  });
+
+  it('is read again in the background past half its life, so that the next batches find a fresh copy without waiting', async () => {
+    // Prepare
+    const t = await newTenant();
+    const s = await subscribe(t, 'http://127.0.0.1:9/r');
+    const ref = { businessId: t.businessId, webhookId: s.id };
+    await prefetchSubscriptions([ref]);
+
+    // Act: past half the copy's life, a batch goes on with it and reads it again meanwhile.
+    clock += SUBSCRIPTION_FRESH_MS * 0.6;
+    const answered: Promise<unknown>[] = [];
+    const batch = await requestsDuring(() => prefetchSubscriptions([ref]), answered);
+    await Promise.all(answered);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Past the first copy's life, within the second's.
+    clock += SUBSCRIPTION_FRESH_MS * 0.6;
+    const later = await requestsDuring(() => currentSubscription(ref));
+
+    // Assess
+    expect(batch).toEqual(['BatchGetItemCommand']);
+    expect(later).toEqual([]);
   });
 
   it('is read again when the job names a newer version than the copy, or once the copy is no longer fresh', async () => {
