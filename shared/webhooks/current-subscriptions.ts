@@ -15,7 +15,9 @@
  *   answer only once `SUBSCRIPTION_FRESH_MS` have passed since their write (`outlastCachedCopies`). A
  *   copy read before the write is then too old to be used by any attempt that starts after the answer:
  *   from the moment the customer is told, no attempt goes to the old URL, with the old secret, or to a
- *   subscription that is disabled or gone (the contract: the old secret stops verifying immediately).
+ *   subscription that is disabled or gone (the contract: the old secret stops verifying immediately),
+ *   as long as the table answers a read within that time (a slower read is used all the same: there is
+ *   nothing fresher to be had; DynamoDB answers in milliseconds).
  *   Only durations on each machine's own clock are compared, so clock skew between them does not matter.
  */
 import type { Subscription } from './model.ts';
@@ -87,14 +89,37 @@ export async function prefetchSubscriptions(refs: SubscriptionRef[]): Promise<vo
   if (missing.length > 0) await read(missing);
 }
 
-/** The subscription to send an attempt with, as it is now (undefined: deleted). Read again when the copy is too old. */
+/** Single reads in flight, shared by the attempts that need the same subscription at the same moment. */
+const reading = new Map<string, Promise<Copy>>();
+
+/**
+ * The subscription to send an attempt with, as it is now (undefined: deleted). Read again when the copy
+ * is too old (the attempts of a batch that need it share that read); a read that itself took longer than
+ * the copy's life is still used: there is nothing fresher to be had.
+ */
 export async function currentSubscription(ref: SubscriptionRef): Promise<Subscription | undefined> {
-  const copy = copies.get(refKey(ref));
+  const key = refKey(ref);
+  const copy = copies.get(key);
   if (usable(copy, ref, Date.now())) return copy.subscription;
-  const readAt = Date.now();
-  const subscription = await getSubscription(ref.businessId, ref.webhookId);
-  keep(refKey(ref), { subscription, readAt });
-  return subscription;
+  let pending = reading.get(key);
+  if (!pending) {
+    const readAt = Date.now();
+    pending = getSubscription(ref.businessId, ref.webhookId).then((subscription) => {
+      const fresh = { subscription, readAt };
+      keep(key, fresh);
+      return fresh;
+    }).finally(() => reading.delete(key));
+    reading.set(key, pending);
+  }
+  const read = await pending;
+  // A shared read sent before the change the job's version names is not enough: read once more.
+  if (read.subscription && (read.subscription.version ?? 0) < (ref.subscriptionVersion ?? 0)) {
+    const readAt = Date.now();
+    const again = await getSubscription(ref.businessId, ref.webhookId);
+    keep(key, { subscription: again, readAt });
+    return again;
+  }
+  return read.subscription;
 }
 
 /** Waits until every copy read before a change that just committed is too old to be used. */

@@ -237,6 +237,18 @@ describe('the worker copy of a subscription', () => {
     expect(later).toEqual([]);
   });
 
+  it('is read once for all the attempts of a moment that find their copy too old', async () => {
+    const t = await newTenant();
+    const s = await subscribe(t, 'http://127.0.0.1:9/shared');
+    const ref = { businessId: t.businessId, webhookId: s.id };
+    await prefetchSubscriptions([ref]);
+    clock += SUBSCRIPTION_FRESH_MS;
+
+    const reads = await requestsDuring(() => Promise.all(Array.from({ length: 10 }, () => currentSubscription(ref))));
+
+    expect(reads).toEqual(['GetItemCommand']);
+  });
+
   it('is read again when the job names a newer version than the copy, or once the copy is no longer fresh', async () => {
     // Prepare
     const t = await newTenant();
