@@ -25,10 +25,12 @@ import { getSubscription, getSubscriptions } from './subscription-store.ts';
 
 /**
  * How long a read subscription may be used. Short, because each management call that stops deliveries
- * waits this long before it answers; long enough that a worker under load (a batch every few ms)
- * reads each subscription only a few times a second.
+ * waits this long before it answers (a rare call: a second is acceptable there); long enough that a
+ * worker under load reads each subscription about twice a second, in the background, even when the
+ * table takes a few hundred milliseconds to answer (a busy machine, a throttled table): with 250 ms,
+ * such reads came back already too old to use and every batch waited for one.
  */
-export const SUBSCRIPTION_FRESH_MS = 250;
+export const SUBSCRIPTION_FRESH_MS = 1000;
 
 export interface SubscriptionRef {
   businessId: string;
