@@ -9,6 +9,7 @@
  */
 import type { Scope } from '#shared/auth/scopes.ts';
 import type { LimitClass } from '#shared/config.ts';
+import type { QueueName } from '#shared/queue/queue.ts';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -125,10 +126,11 @@ export const findRoute = (key: string): Route => {
 
 /**
  * SQS-triggered workers: one Lambda and one queue (with its DLQ) each. The local runtime runs the same
- * modules on in-process queues that hand them real SQS event shapes.
+ * modules on the messages its SQS stand-in received, handing them real SQS event shapes.
  */
 export interface Worker {
-  queue: string;
+  /** A queue of shared/queue/queue.ts, which names the variable holding its URL. */
+  queue: QueueName;
   handler: string;
   batchSize: number;
   visibilityTimeoutSeconds: number;
@@ -149,4 +151,4 @@ export const workers: Worker[] = [
   { queue: 'broadcasts', handler: 'workers/broadcast', batchSize: 10, visibilityTimeoutSeconds: 120, maxReceiveCount: 5, timeoutSeconds: 60 },
 ];
 
-export type QueueName = (typeof workers)[number]['queue'];
+export type { QueueName };

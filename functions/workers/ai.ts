@@ -3,7 +3,8 @@
  * is handled on its own (Powertools partial batch responses): a provider failure or time-out fails only its
  * record, which the queue redelivers; a malformed job is logged and dropped, never retried.
  */
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { processPartialResponse } from '@aws-lambda-powertools/batch';
+import { WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
 import { aiJobSchema, handleAiJob } from '#shared/ai/agent.ts';
@@ -30,5 +31,5 @@ const recordHandler = async (record: SQSRecord): Promise<void> => {
 export const handler = async (event: SQSEvent, context: Context) => {
   recordQueueAges('ai', event.Records);
   // One processor per invocation: the local runtime runs several batches of one module at once.
-  return processPartialResponse(event, recordHandler, new BatchProcessor(EventType.SQS), { context, throwOnFullBatchFailure: false });
+  return processPartialResponse(event, recordHandler, new WorkerBatchProcessor(), { context, throwOnFullBatchFailure: false });
 };

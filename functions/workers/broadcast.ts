@@ -4,7 +4,8 @@
  * a retry safe.
  */
 import { recordQueueAges } from '#shared/metrics/metrics.ts';
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { processPartialResponse } from '@aws-lambda-powertools/batch';
+import { WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#shared/log/logger.ts';
 import { isBroadcastMessage } from '#shared/broadcasts/messages.ts';
@@ -30,5 +31,5 @@ const record = async (r: SQSRecord): Promise<void> => {
 export const handler = async (event: SQSEvent, context: Context) => {
   recordQueueAges('broadcasts', event.Records);
   // One processor per invocation: the local runtime runs several batches of one module at once.
-  return processPartialResponse(event, record, new BatchProcessor(EventType.SQS), { context, throwOnFullBatchFailure: false });
+  return processPartialResponse(event, record, new WorkerBatchProcessor(), { context, throwOnFullBatchFailure: false });
 };

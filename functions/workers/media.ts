@@ -5,7 +5,8 @@
  * job as failed so that a waiting send or its finisher learns the outcome.
  */
 import { recordQueueAges } from '#shared/metrics/metrics.ts';
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { processPartialResponse } from '@aws-lambda-powertools/batch';
+import { WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { workers } from '#functions/routes.ts';
 import { runMediaJob } from '#shared/media/job-runner.ts';
@@ -16,7 +17,7 @@ const maxReceiveCount = workers.find((w) => w.queue === 'media')?.maxReceiveCoun
 
 export const handler = async (event: SQSEvent, context: Context) => {
   recordQueueAges('media', event.Records);
-  const processor = new BatchProcessor(EventType.SQS);
+  const processor = new WorkerBatchProcessor();
   const record = async (r: SQSRecord) => {
     const { businessId, jobId } = JSON.parse(r.body) as { businessId: string; jobId: string };
     const receiveCount = Number(r.attributes?.ApproximateReceiveCount ?? '1');

@@ -10,6 +10,7 @@ import { findBusinessByPhoneNumberId } from '#shared/business/repository.ts';
 import { recordInbound } from '#shared/messages/inbound.ts';
 import { applyStatus } from '#shared/messages/status.ts';
 import { logger } from '#shared/log/logger.ts';
+import { throwIfConfigurationError } from '#shared/queue/worker-failures.ts';
 
 /** How long an unknown wamid is waited for before its status is dropped. */
 const UNKNOWN_WAMID_PATIENCE_MS = 5 * 60 * 1000;
@@ -51,6 +52,7 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
     try {
       await processRecord(record);
     } catch (err) {
+      throwIfConfigurationError(err);
       if (!(err instanceof NotYetKnown)) logger.error('upstream event failed', { messageId: record.messageId, error: err as Error });
       batchItemFailures.push({ itemIdentifier: record.messageId });
     }

@@ -8,7 +8,8 @@
  * it, up to the DLQ.
  */
 import { recordQueueAges } from '#shared/metrics/metrics.ts';
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { processPartialResponse } from '@aws-lambda-powertools/batch';
+import { WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { DeliveryJob } from '#shared/webhooks/model.ts';
 import { isFirstAttempt, processDeliveryJob, processFirstAttempts } from '#shared/webhooks/delivery.ts';
@@ -39,5 +40,5 @@ export const handler = async (event: SQSEvent, context: Context) => {
     if (!job) throw new Error('not a delivery job');
     if (isFirstAttempt(job) && !again.has(r.messageId)) await firstDone;
     else await processDeliveryJob(job);
-  }, new BatchProcessor(EventType.SQS), { context, throwOnFullBatchFailure: false });
+  }, new WorkerBatchProcessor(), { context, throwOnFullBatchFailure: false });
 };

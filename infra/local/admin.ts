@@ -9,6 +9,8 @@ import { parseArgs } from 'node:util';
 if (!process.env.DYNAMODB_ENDPOINT && !process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
   process.env.DYNAMODB_ENDPOINT = `http://127.0.0.1:${process.env.DYNAMODB_PORT ?? 8000}`;
 }
+// A local DynamoDB holds the local stack's table unless told otherwise; a deployed table must be named (TABLE_NAME).
+if (process.env.DYNAMODB_ENDPOINT) process.env.TABLE_NAME ??= 'wa-crm';
 
 const [command, ...rest] = process.argv.slice(2);
 const { values } = parseArgs({

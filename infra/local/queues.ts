@@ -1,22 +1,17 @@
 /**
- * In-process queues for the local runtime and the tests. Each queue of functions/routes.ts `workers`
- * hands its worker module real SQS event shapes, in batches of the worker's batch size, honours
- * `batchItemFailures` (partial batch responses) and thrown errors by making the messages visible again
+ * The local stand-in for Lambda's SQS event source mapping: for each queue of functions/routes.ts `workers` it
+ * receives messages from the SQS stand-in (infra/local/aws/sqs.ts, where service code sent them through
+ * @aws-sdk/client-sqs) and hands its worker module real SQS events, in batches of the worker's batch size. It
+ * honours `batchItemFailures` (partial batch responses) and thrown errors by making the messages visible again
  * after a delay, and moves a message to the queue's dead-letter list after maxReceiveCount receives.
+ *
+ * It owns the queue services it pumps from: `stop()` closes them too.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { SQSEvent, SQSRecord, SQSBatchResponse, Context } from 'aws-lambda';
 import { workers, type QueueName, type Worker } from '#functions/routes.ts';
-import { useLocalTransport, type EnqueueOptions } from '#shared/queue/queue.ts';
-
-interface Pending {
-  id: string;
-  body: string;
-  attributes: Record<string, string>;
-  visibleAt: number;
-  receiveCount: number;
-  sentAt: number;
-}
+import type { QueueServices } from './aws/queue-services.ts';
+import { LOCAL_ACCOUNT, LOCAL_REGION, type QueuedMessage, type SendOptions } from './aws/sqs.ts';
 
 export interface DeadLetter {
   queue: QueueName;
@@ -42,7 +37,7 @@ const lambdaContext = (name: string): Context => ({
   callbackWaitsForEmptyEventLoop: false,
   functionName: name,
   functionVersion: '$LATEST',
-  invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${name}`,
+  invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`,
   memoryLimitInMB: '1024',
   awsRequestId: randomUUID(),
   logGroupName: `/aws/lambda/${name}`,
@@ -55,7 +50,6 @@ const lambdaContext = (name: string): Context => ({
 
 export class LocalQueues {
   readonly deadLetters: DeadLetter[] = [];
-  private readonly pending = new Map<QueueName, Pending[]>();
   private readonly inFlight = new Map<QueueName, number>();
   private readonly handlers = new Map<QueueName, Promise<WorkerHandler>>();
   private timer: NodeJS.Timeout | undefined;
@@ -64,46 +58,44 @@ export class LocalQueues {
   private readonly concurrency: number;
   private waiters: (() => void)[] = [];
 
-  constructor(private readonly options: LocalQueuesOptions = {}) {
+  constructor(readonly services: QueueServices, private readonly options: LocalQueuesOptions = {}) {
     this.retryDelayMs = options.retryDelayMs ?? 1000;
     this.concurrency = options.concurrency ?? 4;
-    for (const w of workers) {
-      this.pending.set(w.queue, []);
-      this.inFlight.set(w.queue, 0);
-    }
+    for (const w of workers) this.inFlight.set(w.queue, 0);
   }
 
-  /** Registers as the process's queue transport and starts pumping. */
+  /** Starts pumping: at once when a message arrives, and every 25 ms for delayed and retried ones. */
   start(): this {
-    useLocalTransport((queue, body, options) => this.send(queue, body, options));
+    this.services.sqs.onMessage(() => queueMicrotask(() => this.pump()));
     this.timer = setInterval(() => this.pump(), 25);
     this.timer.unref();
     return this;
   }
 
+  /** Stops pumping and closes the queue services. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    useLocalTransport(undefined);
+    await this.services.close();
   }
 
-  async send(queue: QueueName, body: string, options: EnqueueOptions = {}): Promise<void> {
-    const list = this.pending.get(queue);
-    if (!list) throw new Error(`unknown queue ${queue}`);
-    const now = Date.now();
-    list.push({ id: randomUUID(), body, attributes: options.attributes ?? {}, visibleAt: now + (options.delaySeconds ?? 0) * 1000, receiveCount: 0, sentAt: now });
-    queueMicrotask(() => this.pump());
+  /** Sends as a producer outside the service would (tests that hand a worker a message of their own). */
+  async send(queue: QueueName, body: string, options: SendOptions = {}): Promise<void> {
+    this.services.sqs.send(queue, body, options);
   }
 
   /** Messages waiting or being processed, per queue. */
   depth(queue: QueueName): number {
-    return (this.pending.get(queue)?.length ?? 0) + (this.inFlight.get(queue) ?? 0);
+    return this.services.sqs.messages(queue).length + (this.inFlight.get(queue) ?? 0);
   }
 
-  /** Resolves when every queue is empty and nothing is in flight (tests). Delayed messages count as waiting. */
+  /**
+   * Resolves when every queue is empty, nothing is in flight and no SendMessage is half-way (tests).
+   * Delayed messages count as waiting.
+   */
   async idle(timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (workers.some((w) => this.depth(w.queue) > 0)) {
+    while (this.services.sqs.busy > 0 || workers.some((w) => this.depth(w.queue) > 0)) {
       if (Date.now() > deadline) throw new Error(`queues not idle after ${timeoutMs} ms: ${workers.map((w) => `${w.queue}=${this.depth(w.queue)}`).join(' ')}`);
       await new Promise<void>((r) => {
         this.waiters.push(r);
@@ -127,13 +119,8 @@ export class LocalQueues {
     if (this.stopped) return;
     const now = Date.now();
     for (const worker of workers) {
-      const list = this.pending.get(worker.queue)!;
       while ((this.inFlight.get(worker.queue) ?? 0) < this.concurrency) {
-        const batch: Pending[] = [];
-        for (let i = 0; i < list.length && batch.length < worker.batchSize; ) {
-          if (list[i].visibleAt <= now) batch.push(...list.splice(i, 1));
-          else i++;
-        }
+        const batch = this.services.sqs.receive(worker.queue, worker.batchSize, now);
         if (batch.length === 0) break;
         this.inFlight.set(worker.queue, (this.inFlight.get(worker.queue) ?? 0) + batch.length);
         void this.deliver(worker, batch).finally(() => {
@@ -147,11 +134,10 @@ export class LocalQueues {
     }
   }
 
-  private async deliver(worker: Worker, batch: Pending[]): Promise<void> {
-    for (const m of batch) m.receiveCount++;
+  private async deliver(worker: Worker, batch: QueuedMessage[]): Promise<void> {
     const records: SQSRecord[] = batch.map((m) => ({
-      messageId: m.id,
-      receiptHandle: `${m.id}#${m.receiveCount}`,
+      messageId: m.messageId,
+      receiptHandle: `${m.messageId}#${m.receiveCount}`,
       body: m.body,
       attributes: {
         ApproximateReceiveCount: String(m.receiveCount),
@@ -162,10 +148,10 @@ export class LocalQueues {
       messageAttributes: Object.fromEntries(
         Object.entries(m.attributes).map(([k, val]) => [k, { stringValue: val, dataType: 'String', stringListValues: [], binaryListValues: [] }]),
       ),
-      md5OfBody: createHash('md5').update(m.body).digest('hex'),
+      md5OfBody: m.md5OfBody,
       eventSource: 'aws:sqs',
-      eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${worker.queue}`,
-      awsRegion: 'us-east-1',
+      eventSourceARN: this.services.sqs.queueArn(worker.queue),
+      awsRegion: LOCAL_REGION,
     }));
     let failed: Set<string>;
     let reason = 'reported in batchItemFailures';
@@ -176,15 +162,14 @@ export class LocalQueues {
     } catch (err) {
       reason = (err as Error)?.message ?? String(err);
       this.options.onError?.(worker.queue, err);
-      failed = new Set(batch.map((m) => m.id));
+      failed = new Set(batch.map((m) => m.messageId));
     }
     for (const m of batch) {
-      if (!failed.has(m.id)) continue;
+      if (!failed.has(m.messageId)) continue;
       if (m.receiveCount >= worker.maxReceiveCount) {
-        this.deadLetters.push({ queue: worker.queue, messageId: m.id, body: m.body, receiveCount: m.receiveCount, reason });
+        this.deadLetters.push({ queue: worker.queue, messageId: m.messageId, body: m.body, receiveCount: m.receiveCount, reason });
       } else {
-        m.visibleAt = Date.now() + this.retryDelayMs;
-        this.pending.get(worker.queue)!.push(m);
+        this.services.sqs.release(worker.queue, m, Date.now() + this.retryDelayMs);
       }
     }
   }

@@ -1,8 +1,10 @@
 /**
- * The whole service on this machine: DynamoDB Local, a local S3, the upstream sandbox, the in-process
- * queues with their workers, and the HTTP API. Used by `npm start` and by the e2e tests.
+ * The whole service on this machine: DynamoDB Local, a local S3, the SQS and EventBridge Scheduler stand-ins
+ * (infra/local/aws/) with the pump that runs the workers on what SQS received, the upstream sandbox, and the HTTP
+ * API. Used by `npm start` and by the e2e tests.
  *
- * The environment is set before any service module is imported, because shared/config.ts reads it once.
+ * The environment is set before any service module is imported, because shared/config.ts reads it once. It is
+ * the environment a deployed function gets, with local endpoints: service code takes no local branch.
  */
 import { createServer, type AddressInfo } from 'node:net';
 import type { LocalQueues } from './queues.ts';
@@ -73,6 +75,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await ensureTable(dynamodbEndpoint, tableName);
     const s3 = await startS3(options.s3Port ?? 0, bucket);
     stops.push(s3.stop);
+    // The pump loads each worker module only when its first message arrives, after the environment below is set.
+    const { startQueueServices } = await import('./aws/queue-services.ts');
+    const { LocalQueues } = await import('./queues.ts');
+    const queues = new LocalQueues(await startQueueServices(), {
+      retryDelayMs: options.queueRetryDelayMs ?? 1000,
+      onError: (queue, err) => {
+        if (!options.quiet) console.error(`[queue ${queue}]`, (err as Error)?.message ?? err);
+      },
+    }).start();
+    stops.push(() => queues.stop());
 
     const apiPort = options.port ?? 3000;
 
@@ -84,7 +96,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
       AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
       AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
-      LOCAL_QUEUES: '1',
+      ...queues.services.environment,
+      // The AI agent answers through the sandbox's deterministic responder, quickly (deployed: Bedrock, 3 s).
+      AI_PROVIDER: process.env.AI_PROVIDER ?? 'openai',
+      AI_BASE_URL: process.env.AI_BASE_URL ?? `http://127.0.0.1:${sandboxPort}/v1`,
+      AI_MODEL: process.env.AI_MODEL ?? 'sandbox-echo',
+      AI_DEBOUNCE_SECONDS: process.env.AI_DEBOUNCE_SECONDS ?? '1',
       ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '1',
       UPSTREAM_TOKEN: SANDBOX_TOKEN,
       UPSTREAM_APP_SECRET: SANDBOX_APP_SECRET,
@@ -108,16 +125,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
     stops.push(sandbox.close);
     process.env.UPSTREAM_BASE_URL = sandbox.url;
-    const { LocalQueues } = await import('./queues.ts');
-
-    const queues = new LocalQueues({
-      retryDelayMs: options.queueRetryDelayMs ?? 1000,
-      onError: (queue, err) => {
-        if (!options.quiet) console.error(`[queue ${queue}]`, (err as Error)?.message ?? err);
-      },
-    }).start();
-    stops.push(() => queues.stop());
-
     // The outbox sweep (a scheduled Lambda in AWS): re-publishes events whose publish a crash lost.
     const { startOutboxSweep } = await import('#shared/webhooks/sweep.ts');
     const stopSweep = startOutboxSweep(30_000);

@@ -1,25 +1,18 @@
 /**
- * The AI agent's environment, read once per container like shared/config.ts.
+ * The AI agent's environment, read once per container through shared/settings/env.ts.
  *
- * Providers: `openai` speaks the OpenAI chat-completions protocol to any compatible endpoint (OpenAI itself,
- * a gateway, a local model server such as Ollama or vLLM); `bedrock` uses Amazon Bedrock's Converse API with
- * the function's role. Locally (in-process queues) the default is the sandbox's deterministic responder,
- * so the whole loop runs without any account.
+ * Providers: `bedrock` (the default) uses Amazon Bedrock's Converse API with the function's role; `openai` speaks
+ * the OpenAI chat-completions protocol to any compatible endpoint (OpenAI itself, a gateway, a local model server
+ * such as Ollama or vLLM). The defaults are the deployed ones; the local stack sets AI_PROVIDER, AI_BASE_URL,
+ * AI_MODEL and AI_DEBOUNCE_SECONDS itself (the sandbox's deterministic responder), so no branch here knows about it.
  */
-import { config } from '#shared/config.ts';
-
-const env = process.env;
-
-const int = (name: string, fallback: number): number => {
-  const n = Number(env[name]);
-  return env[name] !== undefined && env[name] !== '' && Number.isFinite(n) ? n : fallback;
-};
+import { ConfigurationError, numberEnv, optionalEnv } from '#shared/settings/env.ts';
 
 export type ProviderName = 'openai' | 'bedrock';
 
-const provider: ProviderName = env.AI_PROVIDER === 'bedrock' || env.AI_PROVIDER === 'openai'
-  ? env.AI_PROVIDER
-  : config.localQueues ? 'openai' : 'bedrock';
+const providerSetting = optionalEnv('AI_PROVIDER') ?? 'bedrock';
+if (providerSetting !== 'bedrock' && providerSetting !== 'openai') throw new ConfigurationError('AI_PROVIDER', `must be bedrock or openai (got "${providerSetting}")`);
+const provider: ProviderName = providerSetting;
 
 export const DEFAULT_SYSTEM_PROMPT =
   'You are the helpful customer-service assistant of this business on WhatsApp. Answer briefly and politely in the language of the customer. ' +
@@ -27,20 +20,20 @@ export const DEFAULT_SYSTEM_PROMPT =
 
 export const aiConfig = {
   provider,
-  /** Base URL of an OpenAI-compatible API (without `/chat/completions`). Locally: the sandbox's responder. */
-  baseUrl: (env.AI_BASE_URL || (config.localQueues ? `${config.upstreamBaseUrl}/v1` : 'https://api.openai.com/v1')).replace(/\/+$/, ''),
-  apiKey: env.AI_API_KEY ?? '',
+  /** Base URL of an OpenAI-compatible API (without `/chat/completions`). */
+  baseUrl: (optionalEnv('AI_BASE_URL') ?? 'https://api.openai.com/v1').replace(/\/+$/, ''),
+  apiKey: optionalEnv('AI_API_KEY') ?? '',
   /** Default model when a business sets none. */
-  model: env.AI_MODEL || (provider === 'bedrock' ? 'amazon.nova-lite-v1:0' : config.localQueues ? 'sandbox-echo' : 'gpt-4o-mini'),
+  model: optionalEnv('AI_MODEL') ?? (provider === 'bedrock' ? 'amazon.nova-lite-v1:0' : 'gpt-4o-mini'),
   /** A provider call longer than this fails and the queue retries it. */
-  timeoutMs: int('AI_TIMEOUT_MS', 20_000),
-  maxTokens: int('AI_MAX_TOKENS', 512),
+  timeoutMs: numberEnv('AI_TIMEOUT_MS', 20_000, { min: 1 }),
+  maxTokens: numberEnv('AI_MAX_TOKENS', 512, { min: 1 }),
   /** Messages of the conversation sent to the model as history. */
-  historyLimit: int('AI_HISTORY_LIMIT', 20),
-  /** Default debounce window: inbound messages within it get one answer (shorter locally, to keep tests quick). */
-  debounceSeconds: int('AI_DEBOUNCE_SECONDS', config.localQueues ? 1 : 3),
+  historyLimit: numberEnv('AI_HISTORY_LIMIT', 20, { min: 1 }),
+  /** Default debounce window: inbound messages within it get one answer. */
+  debounceSeconds: numberEnv('AI_DEBOUNCE_SECONDS', 3, { min: 0 }),
   /** Default pause after a human reply (handoff). */
-  handoffPauseMinutes: int('AI_HANDOFF_PAUSE_MINUTES', 5),
+  handoffPauseMinutes: numberEnv('AI_HANDOFF_PAUSE_MINUTES', 5, { min: 0 }),
   /** How long a reply claim holds before another delivery may take it over (below the queue's visibility timeout). */
-  claimLeaseSeconds: int('AI_CLAIM_LEASE_SECONDS', 90),
+  claimLeaseSeconds: numberEnv('AI_CLAIM_LEASE_SECONDS', 90, { min: 1 }),
 } as const;

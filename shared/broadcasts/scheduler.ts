@@ -1,13 +1,14 @@
 /**
- * The scheduling port: starts a broadcast at its `send_at`.
+ * The scheduling port: starts a broadcast at its `send_at`, through @aws-sdk/client-scheduler everywhere (the local
+ * runtime and the tests stand in for EventBridge Scheduler at the client's endpoint, `AWS_ENDPOINT_URL_SCHEDULER`;
+ * infra/local/aws/scheduler.ts).
  *
- * - AWS: one EventBridge Scheduler one-time schedule per broadcast (`at(...)`, UTC, deleted after it fires)
- *   whose target is the `broadcasts` queue with the start message as input. Needs BROADCAST_QUEUE_ARN,
- *   BROADCAST_SCHEDULER_ROLE_ARN (a role EventBridge Scheduler assumes, allowed sqs:SendMessage on that queue)
- *   and optionally BROADCAST_SCHEDULE_GROUP (default `default`). The function needs scheduler:CreateSchedule,
- *   scheduler:UpdateSchedule, scheduler:DeleteSchedule and iam:PassRole on that role.
- * - Local runtime and tests (LOCAL_QUEUES=1 or no scheduler configured): an in-process timer that enqueues the
- *   same start message. Timers do not survive a restart of the local stack; neither do its in-process queues.
+ * One one-time schedule per broadcast (`at(...)`, UTC, deleted after it fires) whose target is the `broadcasts`
+ * queue with the start message as input. Needs BROADCAST_QUEUE_ARN and BROADCAST_SCHEDULER_ROLE_ARN (a role
+ * EventBridge Scheduler assumes, allowed sqs:SendMessage on that queue): without them scheduling is a
+ * `ConfigurationError` (the request fails loudly; there is no in-process fallback a Lambda would lose).
+ * BROADCAST_SCHEDULE_GROUP is optional (default `default`). The function needs scheduler:CreateSchedule,
+ * scheduler:UpdateSchedule, scheduler:DeleteSchedule and iam:PassRole on that role.
  *
  * Firing early or twice is harmless: the start step checks the broadcast's status and `send_at` itself.
  */
@@ -16,29 +17,12 @@ import {
   type CreateScheduleCommandInput,
 } from '@aws-sdk/client-scheduler';
 import { config } from '#shared/config.ts';
-import { enqueue } from '#shared/queue/queue.ts';
-import { logger } from '#shared/log/logger.ts';
+import { optionalEnv, requiredEnv } from '#shared/settings/env.ts';
 import type { BroadcastMessage } from './messages.ts';
 
-const queueArn = process.env.BROADCAST_QUEUE_ARN;
-const roleArn = process.env.BROADCAST_SCHEDULER_ROLE_ARN;
-const group = process.env.BROADCAST_SCHEDULE_GROUP || 'default';
-const useAws = !config.localQueues && Boolean(queueArn && roleArn);
-
+const group = () => optionalEnv('BROADCAST_SCHEDULE_GROUP') ?? 'default';
 const scheduleName = (broadcastId: string) => `broadcast-${broadcastId}`;
 
-// ---- local timers ----------------------------------------------------------------------------------------
-const MAX_TIMER_MS = 2 ** 31 - 1;
-const timers = new Map<string, NodeJS.Timeout>();
-
-function arm(broadcastId: string, atMs: number, fire: () => void): void {
-  const wait = atMs - Date.now();
-  const t = setTimeout(() => (wait > MAX_TIMER_MS ? arm(broadcastId, atMs, fire) : (timers.delete(broadcastId), fire())), Math.max(0, Math.min(wait, MAX_TIMER_MS)));
-  t.unref();
-  timers.set(broadcastId, t);
-}
-
-// ---- AWS -------------------------------------------------------------------------------------------------
 let client: SchedulerClient | undefined;
 const scheduler = () => (client ??= new SchedulerClient({ region: config.region }));
 
@@ -47,21 +31,19 @@ const atExpression = (at: Date) => `at(${new Date(Math.ceil(at.getTime() / 1000)
 
 export async function scheduleStart(businessId: string, broadcastId: string, at: Date): Promise<void> {
   const message: BroadcastMessage = { type: 'start', businessId, broadcastId };
-  if (!useAws) {
-    clearTimeout(timers.get(broadcastId));
-    arm(broadcastId, at.getTime(), () => {
-      enqueue('broadcasts', message).catch((err) => logger.error('scheduled broadcast start not enqueued', { broadcastId, error: err as Error }));
-    });
-    return;
-  }
   const input: CreateScheduleCommandInput = {
     Name: scheduleName(broadcastId),
-    GroupName: group,
+    GroupName: group(),
     ScheduleExpression: atExpression(at),
     ScheduleExpressionTimezone: 'UTC',
     FlexibleTimeWindow: { Mode: 'OFF' },
     ActionAfterCompletion: 'DELETE',
-    Target: { Arn: queueArn!, RoleArn: roleArn!, Input: JSON.stringify(message), RetryPolicy: { MaximumRetryAttempts: 10 } },
+    Target: {
+      Arn: requiredEnv('BROADCAST_QUEUE_ARN'),
+      RoleArn: requiredEnv('BROADCAST_SCHEDULER_ROLE_ARN'),
+      Input: JSON.stringify(message),
+      RetryPolicy: { MaximumRetryAttempts: 10 },
+    },
   };
   try {
     await scheduler().send(new CreateScheduleCommand(input));
@@ -72,13 +54,8 @@ export async function scheduleStart(businessId: string, broadcastId: string, at:
 }
 
 export async function cancelStart(broadcastId: string): Promise<void> {
-  if (!useAws) {
-    clearTimeout(timers.get(broadcastId));
-    timers.delete(broadcastId);
-    return;
-  }
   try {
-    await scheduler().send(new DeleteScheduleCommand({ Name: scheduleName(broadcastId), GroupName: group }));
+    await scheduler().send(new DeleteScheduleCommand({ Name: scheduleName(broadcastId), GroupName: group() }));
   } catch (err) {
     if (!(err instanceof ResourceNotFoundException)) throw err;
   }

@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor } from '#shared/http/schemas.ts';
 import { parseSendRequest } from '#shared/messages/schemas.ts';
 import { getSegment } from '#shared/segments/repository.ts';
 import { commit } from '#shared/events/outbox.ts';
-import { enqueue } from '#shared/queue/queue.ts';
+import { enqueue, queueUrl } from '#shared/queue/queue.ts';
 import { keys } from '#shared/store/keys.ts';
 import {
   broadcastCreateItems, getBroadcast, listBroadcasts, listRecipients, transition, updateUsageStatus,
@@ -89,6 +89,9 @@ export async function createBroadcast(businessId: string, input: CreateBroadcast
   };
   // Schedule before storing: a schedule that fires for a broadcast that was never stored does nothing.
   if (sendAt) await scheduleStart(businessId, b.id, new Date(sendAt));
+  // An immediate start is queued after storing (the start step reads the broadcast): check its queue's setting first,
+  // so that a deployment without it stores nothing.
+  else queueUrl('broadcasts');
   await commit(broadcastCreateItems(b, contactIds));
   if (!sendAt) await enqueue('broadcasts', { type: 'start', businessId, broadcastId: b.id } satisfies BroadcastMessage);
   return broadcastView(b);

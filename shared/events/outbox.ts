@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
-import { enqueue } from '#shared/queue/queue.ts';
+import { enqueue, queueUrl } from '#shared/queue/queue.ts';
+import { ConfigurationError } from '#shared/settings/env.ts';
 import { logger } from '#shared/log/logger.ts';
 import type { EventName } from './names.ts';
 import { eventSk, orderingKey, UNORDERED } from './ordering.ts';
@@ -42,12 +43,16 @@ export const outboxKey = (e: Pick<DomainEvent, 'businessId' | 'id' | 'createdAt'
 /** Message attribute of events the outbox sweep publishes again (their fan-out checks for earlier work). */
 export const RESENT_ATTRIBUTE = 'resent';
 
-/** Hands committed events to the fan-out queue. A failure here loses nothing: the outbox item stays for the sweep. */
+/**
+ * Hands committed events to the fan-out queue. A failed send loses nothing: the outbox item stays for the sweep.
+ * A missing queue URL is not a failed send but a deployment defect the sweep shares, so it is thrown.
+ */
 export async function publish(events: DomainEvent[], options: { resent?: boolean } = {}): Promise<void> {
   for (const e of events) {
     try {
       await enqueue('events', e, options.resent ? { attributes: { [RESENT_ATTRIBUTE]: 'sweep' } } : {});
     } catch (err) {
+      if (err instanceof ConfigurationError) throw err;
       logger.warn('event publish failed; the outbox sweep will retry', { eventId: e.id, error: err as Error });
     }
   }
@@ -63,6 +68,8 @@ export async function commit(items: TransactItem[], events: DomainEvent[] = []):
   const all = [...items, ...events.map(outboxPut)];
   if (all.length === 0) return;
   if (all.length > TRANSACTION_LIMIT) throw new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT}`);
+  // Without the queue's URL no event could ever be published: fail before the state changes, not after.
+  if (events.length > 0) queueUrl('events');
   await db.send(new TransactWriteCommand({ TransactItems: all }));
   await publish(events);
 }

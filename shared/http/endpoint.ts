@@ -11,8 +11,10 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { findRoute, type Route } from '#functions/routes.ts';
 import { logger } from '#shared/log/logger.ts';
+import { ConfigurationError } from '#shared/settings/env.ts';
 import { ApiError, validationError, type FieldErrors } from './errors.ts';
-import { authMiddleware, type AuthContext } from './middleware/auth.ts';
+import type { AuthContext } from '#shared/auth/context.ts';
+import { authMiddleware } from './middleware/auth.ts';
 import { rateLimitMiddleware } from './middleware/rate-limit.ts';
 import { jsonBody, multipartBody, type BodyKind } from './middleware/body.ts';
 import { json, type HandlerResult, type Reply } from './reply.ts';
@@ -78,6 +80,12 @@ export const toReply = (err: unknown, extraHeaders: Record<string, string> = {})
   if ((err as Error)?.name === 'TimeoutError') {
     logger.warn('request timed out', { error: err as Error });
     return json(503, { error: 'service_unavailable', message: 'The request took too long; retry shortly' }, { ...extraHeaders, 'Retry-After': '1' });
+  }
+  // A setting the function needs is missing or malformed: the operator's defect, named in the log only. The client
+  // (a business calling the API) gets the kind of failure but not the deployment's variable names.
+  if (err instanceof ConfigurationError) {
+    logger.error('configuration error', { variable: err.variable, error: err });
+    return json(500, { error: 'configuration_error', message: 'The service is not configured correctly; its operator can find the missing setting in the logs' }, extraHeaders);
   }
   logger.error('unhandled error', { error: err as Error });
   return json(500, { error: 'internal_error', message: 'An unexpected error occurred' }, extraHeaders);

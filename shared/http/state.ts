@@ -1,6 +1,6 @@
 /** Per-request values the middlewares hand to the handler, keyed by the event object. */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { AuthContext } from './middleware/auth.ts';
+import type { AuthContext } from '#shared/auth/context.ts';
 
 export interface RequestState {
   auth?: AuthContext;

@@ -5,6 +5,7 @@
 import { S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config } from '#shared/config.ts';
+import { requiredEnv } from '#shared/settings/env.ts';
 
 export const s3 = new S3Client({
   region: config.region,
@@ -15,7 +16,8 @@ export const s3 = new S3Client({
   ...(config.s3Endpoint ? { credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {}),
 });
 
-const bucket = () => config.mediaBucket;
+/** Read on every use: a function without MEDIA_BUCKET fails its first media request naming it. */
+const bucket = () => requiredEnv('MEDIA_BUCKET');
 
 export const objectKeys = {
   media: (businessId: string, mediaId: string) => `media/${businessId}/${mediaId}`,

@@ -11,7 +11,7 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { findOrCreateContactByPhone, recordContactActivity } from '#shared/contacts/repository.ts';
 import { conversationTouch, findOrCreateConversation } from '#shared/conversations/repository.ts';
 import { logger } from '#shared/log/logger.ts';
-import { findByWamid, messageOwnerPut, messagePut, wamidPut, type Message } from './repository.ts';
+import { findByWamid, getMessage, messageOwnerPut, messagePut, wamidPut, type Message } from './repository.ts';
 
 export interface InboundOutcome {
   stored: boolean;
@@ -32,7 +32,8 @@ export async function recordInbound(businessId: string, value: Record<string, an
     logger.warn('inbound message without id or sender ignored', { businessId });
     return { stored: false };
   }
-  if (await findByWamid(wamid)) return { stored: false };
+  const known = await findByWamid(wamid);
+  if (known) return askAiAgain(known);
 
   const profileName = (value.contacts as Record<string, any>[] | undefined)?.find((c) => String(c.wa_id) === from)?.profile?.name;
   const { contact } = await findOrCreateContactByPhone(businessId, `+${from}`, { origin: 'inbound', ...(profileName ? { name: String(profileName) } : {}) });
@@ -75,6 +76,21 @@ export async function recordInbound(businessId: string, value: Record<string, an
     throw err;
   }
   await recordContactActivity(businessId, contact.id, at).catch((err) => logger.warn('contact activity not recorded', { error: err as Error }));
-  await enqueue('ai', { businessId, conversationId: conversation.id, messageId: stored.id, receivedAt: at });
+  await askAi(stored);
   return { stored: true, messageId: stored.id, conversationId: conversation.id };
+}
+
+/** A failed send fails this upstream-events record, which the queue delivers again: see askAiAgain. */
+const askAi = (m: Pick<Message, 'businessId' | 'conversationId' | 'id' | 'receivedAt'>) =>
+  enqueue('ai', { businessId: m.businessId, conversationId: m.conversationId, messageId: m.id, receivedAt: m.receivedAt ?? undefined });
+
+/**
+ * A message stored by an earlier delivery. That delivery may have failed between its commit and asking the AI (the
+ * queue then delivers the record again, and this is the only chance left), so the AI is asked again; the agent
+ * answers an inbound message once however many jobs name it (its reply claim), so a repeat costs a job, not a reply.
+ */
+async function askAiAgain(known: { businessId: string; messageId: string }): Promise<InboundOutcome> {
+  const stored = await getMessage(known.businessId, known.messageId);
+  if (stored) await askAi(stored);
+  return { stored: false };
 }

@@ -4,6 +4,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
+import { requiredEnv } from '#shared/settings/env.ts';
 
 const local = config.dynamodbEndpoint !== undefined;
 
@@ -20,4 +21,5 @@ export const db = DynamoDBDocumentClient.from(dynamo, {
   marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
 });
 
-export const table = (): string => process.env.TABLE_NAME ?? config.tableName;
+/** The table's name, read on every use: a function without TABLE_NAME fails its first request naming it. */
+export const table = (): string => requiredEnv('TABLE_NAME');

@@ -17,6 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { DomainEvent } from '#shared/events/outbox.ts';
 import { enqueue } from '#shared/queue/queue.ts';
+import { throwIfConfigurationError } from '#shared/queue/worker-failures.ts';
 import type { Delivery, DeliveryJob, Subscription } from './model.ts';
 import { createDeliveries } from './delivery-store.ts';
 import { setNextInLane } from './lane-store.ts';
@@ -238,6 +239,7 @@ export async function fanOutBatch(events: DomainEvent[], again: Set<string> = ne
     try {
       plans.push(await planGroup(group, again, read));
     } catch (err) {
+      throwIfConfigurationError(err);
       logger.warn('fan-out failed; the events will be retried', { eventIds: group.map((e) => e.id), error: err as Error });
       for (const e of group) failed.add(e.id);
     }
@@ -246,6 +248,7 @@ export async function fanOutBatch(events: DomainEvent[], again: Set<string> = ne
   try {
     handedOver = await createAndQueue(plans.flatMap((p) => p.deliveries));
   } catch (err) {
+    throwIfConfigurationError(err);
     logger.warn('fan-out failed; the events will be retried', { error: err as Error });
     for (const e of events) failed.add(e.id);
     return failed;

@@ -10,6 +10,12 @@ const [name, quickFlag] = process.argv.slice(2);
 const here = dirname(fileURLToPath(import.meta.url));
 const { ensureTable } = await import('../../infra/local/dynamo.ts');
 await ensureTable(process.env.DYNAMODB_ENDPOINT!, process.env.TABLE_NAME!);
+// The queue settings a deployed function has, at SQS and Scheduler stand-ins that drop what they receive; a module
+// that runs workers (webhooks) starts queue services of its own.
+const { startQueueServices } = await import('../../infra/local/aws/queue-services.ts');
+const sink = await startQueueServices();
+sink.sqs.onMessage((queue) => sink.sqs.take(queue));
+Object.assign(process.env, sink.environment);
 const mod = (await import(join(here, `${name}.bench.ts`))) as BenchModule;
 const figures = await mod.run({ quick: quickFlag === 'quick', dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT! });
 process.stdout.write(`\nBENCH_RESULT ${JSON.stringify(figures)}\n`);

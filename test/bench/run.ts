@@ -34,7 +34,6 @@ process.env.TABLE_NAME = 'wa-crm-bench';
 process.env.AWS_REGION ??= 'us-east-1';
 process.env.AWS_ACCESS_KEY_ID ??= 'local';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
-process.env.LOCAL_QUEUES = '1';
 process.env.ALLOW_PRIVATE_TARGETS = '1';
 
 const { startDynamo } = await import('../../infra/local/dynamo.ts');

@@ -35,6 +35,9 @@ function javaCpuMs(): number {
 export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
   process.env.WEBHOOK_RETRY_BASE_SECONDS = '0.05';
   const { LocalQueues } = await import('#infra/local/queues.ts');
+  const { startQueueServices } = await import('#infra/local/aws/queue-services.ts');
+  const queueServices = await startQueueServices();
+  Object.assign(process.env, queueServices.environment);
   const { createBusiness } = await import('#shared/business/repository.ts');
   const { newEvent, outboxPut, publish } = await import('#shared/events/outbox.ts');
   const { db, dynamo } = await import('#shared/store/client.ts');
@@ -67,7 +70,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
 
   const receiver = await startReceiver(() => ({ status: 200, delayMs: RECEIVER_LATENCY_MS }));
   const concurrency = CONCURRENCY;
-  const queues = new LocalQueues({ retryDelayMs: 100, concurrency }).start();
+  const queues = new LocalQueues(queueServices, { retryDelayMs: 100, concurrency }).start();
 
   const n = quick ? 300 : 1000;
   const rounds = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? (quick ? 2 : 3));

@@ -1,10 +1,17 @@
-/** Environment every test file starts with (before any service module reads shared/config.ts). */
+/**
+ * Environment every test file starts with (before any service module reads shared/config.ts), on top of what
+ * global-setup.ts set for the run (the table, the queue stand-ins).
+ */
 process.env.NODE_ENV = 'test';
 process.env.TABLE_NAME ??= 'wa-crm-test';
 process.env.AWS_REGION ??= 'us-east-1';
 process.env.AWS_ACCESS_KEY_ID ??= 'local';
 process.env.AWS_SECRET_ACCESS_KEY ??= 'local';
-process.env.LOCAL_QUEUES ??= '1';
+process.env.MEDIA_BUCKET ??= 'wa-crm-media';
+// The local stack's AI settings (deployed defaults: Bedrock, 3 s); AI_BASE_URL is set where a responder runs.
+process.env.AI_PROVIDER ??= 'openai';
+process.env.AI_MODEL ??= 'sandbox-echo';
+process.env.AI_DEBOUNCE_SECONDS ??= '1';
 process.env.ALLOW_PRIVATE_TARGETS ??= '1';
 process.env.UPSTREAM_TOKEN ??= 'sandbox-access-token';
 process.env.UPSTREAM_APP_SECRET ??= 'sandbox-app-secret';

@@ -6,15 +6,10 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { API_KEY_PATTERN, findApiKey } from '#shared/auth/api-keys.ts';
 import type { Scope } from '#shared/auth/scopes.ts';
+import type { AuthContext } from '#shared/auth/context.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { state } from '../state.ts';
 import { logger } from '#shared/log/logger.ts';
-
-export interface AuthContext {
-  businessId: string;
-  keyId: string;
-  scopes: Scope[];
-}
 
 export const authenticate = async (authorization: string | undefined): Promise<AuthContext> => {
   if (!authorization) throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>"');

@@ -224,7 +224,7 @@ describe('broadcasts through the local stack', () => {
     expect(event.data).toMatchObject({ status: 'failed', error: { code: '132000' } });
   });
 
-  it('starts a scheduled broadcast at send_at, not before', async () => {
+  it('starts a scheduled broadcast at send_at, not before, through an EventBridge schedule', async () => {
     // Prepare
     const people = [{ phone_number: phone(), name: 'Fer' }, { phone_number: phone(), name: 'Gil' }];
     const ids = await createContacts(people);
@@ -236,9 +236,15 @@ describe('broadcasts through the local stack', () => {
     // Assess
     expect(created.status).toBe(201);
     expect(created.body.data).toMatchObject({ status: 'scheduled', send_at: sendAt, started_at: null });
+    // The start is a one-time schedule the Scheduler stand-in received through @aws-sdk/client-scheduler; it sends
+    // the start message to the broadcasts queue when due and is then deleted (ActionAfterCompletion DELETE).
+    const schedule = () => stack.queues.services.scheduler.list().find((s) => s.name === `broadcast-${created.body.data.id}`);
+    expect(schedule()).toMatchObject({ expression: `at(${new Date(Math.ceil(Date.parse(sendAt) / 1000) * 1000).toISOString().slice(0, 19)})` });
     const before = (await api('GET', `/broadcasts/v1/${created.body.data.id}`)).body.data;
     if (Date.now() < Date.parse(sendAt) - 200) expect(before.status).toBe('scheduled');
     const done = await broadcastIn(created.body.data.id, ['completed']);
+    expect(schedule()).toBeUndefined();
+    expect(stack.queues.services.scheduler.failures).toEqual([]);
     expect(Date.parse(done.started_at)).toBeGreaterThanOrEqual(Date.parse(sendAt));
     expect(done.counts).toMatchObject({ total: 2, sent: 2 });
     for (const r of await allRecipients(done.id)) expect(Date.parse(r.sent_at)).toBeGreaterThanOrEqual(Date.parse(sendAt));

@@ -2,7 +2,6 @@
  * The agent's rules against DynamoDB Local and a real (local, deterministic) chat-completions server.
  * The send port records instead of sending: the whole send path is covered by the e2e test.
  */
-import { localOutbox } from '#shared/queue/queue.ts';
 import { handleAiJob, type AgentPorts, type AiJob } from '#shared/ai/agent.ts';
 import { getConversation } from '#shared/conversations/repository.ts';
 import { updateAiSettings } from '#shared/ai/settings.ts';
@@ -14,9 +13,14 @@ import { startAiResponder } from '#infra/local/sandbox/ai-responder.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
 import { recordingPorts } from '../../support/ai.ts';
 import { putConversation, putMessage } from './fixtures.ts';
+import { startQueueSink, type QueueSink } from '../../support/queues.ts';
 
 let responder: { url: string; close: () => Promise<void> };
+// The debounce re-queues are the messages the SQS stand-in received; nothing consumes them.
+let queues: QueueSink;
+afterAll(() => queues?.close());
 beforeAll(async () => {
+  queues = await startQueueSink();
   responder = await startAiResponder();
 });
 afterAll(async () => {
@@ -143,18 +147,18 @@ describe('the AI agent', () => {
     const second = await inbound('I have a question', first.conversationId);
     const third = await inbound('about my order', first.conversationId);
     const { ports: p, sent, requests } = ports();
-    localOutbox.length = 0;
+    queues.sqs.take('ai');
 
     // Act: the first deliveries (in arrival order) re-queue themselves for the window...
     const firstPass = [];
     for (const j of [first, second, third]) firstPass.push(await handleAiJob(j, p));
-    const delayed = localOutbox.splice(0).filter((m) => m.queue === 'ai');
+    const delayed = queues.sqs.take('ai');
     // ...and after it only the newest answers.
     const secondPass = await Promise.all(delayed.map((m) => handleAiJob(JSON.parse(m.body), p)));
 
     // Assess
     expect(firstPass).toEqual(['debounced', 'debounced', 'debounced']);
-    expect(delayed.map((m) => m.options.delaySeconds)).toEqual([2, 2, 2]);
+    expect(delayed.map((m) => (m.visibleAt - m.sentAt) / 1000)).toEqual([2, 2, 2]);
     expect(secondPass.sort()).toEqual(['replied', 'superseded', 'superseded']);
     expect(sent).toHaveLength(1);
     expect(requests[0].turns).toEqual([{ role: 'user', content: 'hi\nI have a question\nabout my order' }]);
@@ -165,11 +169,10 @@ describe('the AI agent', () => {
     const older = await inbound('older');
     const newer = await inbound('newer', older.conversationId);
     const { ports: p } = ports();
-    localOutbox.length = 0;
+    queues.sqs.take('ai');
     expect(await handleAiJob(newer, p)).toBe('debounced');
     expect(await handleAiJob(older, p)).toBe('superseded');
-    expect(localOutbox.filter((m) => m.queue === 'ai')).toHaveLength(1);
-    localOutbox.length = 0;
+    expect(queues.sqs.take('ai')).toHaveLength(1);
   });
 
   it('lets a provider failure throw and answers on the retry', async () => {

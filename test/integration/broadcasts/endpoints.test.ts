@@ -1,12 +1,20 @@
 /**
  * The broadcast endpoints through API Gateway events against DynamoDB Local (no worker runs here: the
- * start message stays in the local outbox), and the delivery-status hook.
+ * start message stays in the SQS stand-in, a scheduled start in the Scheduler stand-in), and the delivery-status hook.
  */
 import { randomUUID } from 'node:crypto';
 import { invoke, newTenant } from '../../support/api.ts';
-import { localOutbox } from '#shared/queue/queue.ts';
+import { startQueueSink, type QueueSink } from '../../support/queues.ts';
 import { putRecipients, settleRecipient, claimRecipient, addCounts, transition } from '#shared/broadcasts/repository.ts';
 import { onMessageStatus } from '#shared/broadcasts/status.ts';
+
+let queues: QueueSink;
+beforeAll(async () => {
+  queues = await startQueueSink();
+});
+afterAll(() => queues?.close());
+
+const scheduleOf = (broadcastId: string) => queues.scheduler.list().find((s) => s.name === `broadcast-${broadcastId}`);
 
 const template = { templateName: 'order_update', template_parameters: ['{{contact.name}}', 'A-1'] };
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
@@ -39,8 +47,8 @@ describe('POST /broadcasts/v1', () => {
       cancelled_at: null,
       failed_at: null,
     });
-    const start = localOutbox.find((m) => m.queue === 'broadcasts' && JSON.parse(m.body).broadcastId === res.body.data.id);
-    expect(JSON.parse(start!.body)).toEqual({ type: 'start', businessId: t.businessId, broadcastId: res.body.data.id });
+    const start = queues.bodies('broadcasts').find((m) => m.broadcastId === res.body.data.id);
+    expect(start).toEqual({ type: 'start', businessId: t.businessId, broadcastId: res.body.data.id });
   });
 
   it('accepts the full template form and a future send_at (scheduled, not started)', async () => {
@@ -57,7 +65,14 @@ describe('POST /broadcasts/v1', () => {
     });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ status: 'scheduled', send_at: sendAt, template: { template: { name: 'order_update' } } });
-    expect(localOutbox.some((m) => m.queue === 'broadcasts' && JSON.parse(m.body).broadcastId === res.body.data.id)).toBe(false);
+    expect(queues.bodies('broadcasts').some((m) => m.broadcastId === res.body.data.id)).toBe(false);
+    // The start is an EventBridge schedule (through @aws-sdk/client-scheduler) targeting the broadcasts queue.
+    expect(scheduleOf(res.body.data.id)).toMatchObject({
+      at: new Date(Math.ceil(Date.parse(sendAt) / 1000) * 1000),
+      actionAfterCompletion: 'DELETE',
+      target: { arn: queues.sqs.queueArn('broadcasts'), roleArn: process.env.BROADCAST_SCHEDULER_ROLE_ARN },
+    });
+    expect(JSON.parse(scheduleOf(res.body.data.id)!.target.input)).toEqual({ type: 'start', businessId: t.businessId, broadcastId: res.body.data.id });
   });
 
   it.each([
@@ -140,8 +155,10 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
   it('cancels a scheduled broadcast once; a second cancel is 400 invalid_state', async () => {
     const t = await newTenant(['messages:write', 'messages:read']);
     const b = await create(t.apiKey, 'Cancel me');
+    expect(scheduleOf(b.id)).toBeDefined();
     const res = await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: b.id } });
     expect(res.status).toBe(200);
+    expect(scheduleOf(b.id)).toBeUndefined();
     expect(res.body.data).toMatchObject({ id: b.id, status: 'cancelled', cancelled_at: expect.any(String) });
     const again = await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: b.id } });
     expect(again.status).toBe(400);

@@ -1,5 +1,5 @@
 /**
- * Media jobs through the in-process queues and the real media worker module: the wait budget, the
+ * Media jobs through the SQS stand-in, its pump and the real media worker module: the wait budget, the
  * hand-off to a finisher past the budget, client failures as outcomes, and retries of transient faults.
  */
 import { startMediaHarness, serveFiles, type MediaHarness } from './harness.ts';
@@ -14,10 +14,10 @@ let tenant: { businessId: string; phoneNumberId: string };
 beforeAll(async () => {
   harness = await startMediaHarness();
   const api = await import('../../support/api.ts');
-  const { LocalQueues } = await import('#infra/local/queues.ts');
+  const { startQueues } = await import('../../support/queues.ts');
   jobs = await import('#shared/media/jobs.ts');
   tenant = await api.newTenant();
-  queues = new LocalQueues({ retryDelayMs: 50 }).start();
+  queues = await startQueues({ retryDelayMs: 50 });
   server = await serveFiles({ '/sandbox-unreachable/pic.png': { bytes: await smallPng(), contentType: 'image/png' } });
 });
 

@@ -1,8 +1,8 @@
 /**
  * Integration harness for messaging: the upstream sandbox on a free port (the service's UPSTREAM_BASE_URL),
  * handlers invoked with API Gateway events, and the sandbox's webhooks fed to the real receive handler.
- * Queue messages stay in `localOutbox` (no LocalQueues): `drain()` runs the upstream-events worker on them,
- * and `events()` reads the domain events a business emitted.
+ * Queue messages stay in the SQS stand-in (a sink without a pump, test/support/queues.ts): `drain()` takes the
+ * upstream-events messages and runs the worker on them, and `events()` reads the domain events a business emitted.
  *
  * Service modules read the environment once, so everything is imported here, after the sandbox is up:
  * test files import only this harness.
@@ -10,6 +10,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import type { QueueName } from '#shared/queue/queue.ts';
+import { startQueueSink } from '../../support/queues.ts';
 
 export async function startHarness() {
   process.env.UPSTREAM_RETRY_BASE_MS = '10';
@@ -31,17 +33,13 @@ export async function startHarness() {
   const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: relayUrl, appSecret: process.env.UPSTREAM_APP_SECRET!, accessToken: process.env.UPSTREAM_TOKEN! });
   process.env.UPSTREAM_BASE_URL = sandbox.url;
 
+  const queues = await startQueueSink();
   const api = await import('../../support/api.ts');
-  const queue = await import('#shared/queue/queue.ts');
   const worker = await import('#functions/workers/upstream-events.ts');
   receive = async (raw, signature) =>
     (await api.invoke('POST /webhooks/upstream', { rawBody: raw, headers: signature ? { 'x-hub-signature-256': signature } : {} })).status;
 
-  const take = (name: string) => {
-    const mine = queue.localOutbox.filter((m) => m.queue === name);
-    for (const m of mine) queue.localOutbox.splice(queue.localOutbox.indexOf(m), 1);
-    return mine;
-  };
+  const take = (name: QueueName) => queues.sqs.take(name).map((m) => ({ queue: name, body: m.body }));
   const sqsRecord = (body: string) => ({
     messageId: randomUUID(), receiptHandle: 'r', body, attributes: {} as any, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:0:upstream-events', awsRegion: 'us-east-1',
   });
@@ -84,6 +82,7 @@ export async function startHarness() {
     },
     sent: async (to: string) => (await sandboxCall('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[],
     stop: async () => {
+      await queues.close();
       await sandbox.close();
       relay.closeAllConnections();
       await new Promise<void>((r) => relay.close(() => r()));

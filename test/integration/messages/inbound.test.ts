@@ -76,7 +76,7 @@ describe('incoming messages', () => {
     if (contact.status === 200) expect(JSON.stringify(contact.body)).toContain(from);
   });
 
-  it('changes nothing on a duplicate webhook delivery', async () => {
+  it('stores nothing twice on a duplicate webhook delivery, and asks the AI again about the same message', async () => {
     const t = await h.newTenant();
     const from = randomPhone();
     await h.inbound(t.phoneNumberId, from);
@@ -90,7 +90,38 @@ describe('incoming messages', () => {
     const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: list.body.conversations[0].id } });
     expect(messages.body.messages).toHaveLength(1);
     expect(h.events(t.businessId).filter((e) => e.event === 'message.received')).toHaveLength(1);
-    expect(h.takeQueue('ai')).toHaveLength(1);
+    // The agent replies to a message once however many jobs name it (test/integration/ai/agent.test.ts).
+    const ai = h.takeQueue('ai').map((m) => JSON.parse(m.body));
+    expect(ai).toHaveLength(3);
+    expect(new Set(ai.map((j) => j.messageId))).toEqual(new Set([messages.body.messages[0].id]));
+  });
+
+  it('asks the AI on the redelivery when the delivery that stored the message could not queue the AI job', async () => {
+    // Prepare: the ai queue refuses the first send (a queue URL SQS does not know)
+    const t = await h.newTenant();
+    await h.inbound(t.phoneNumberId, randomPhone());
+    const [body] = h.takeUpstreamEvents();
+    h.takeQueue('ai');
+    const url = process.env.QUEUE_URL_AI!;
+    process.env.QUEUE_URL_AI = url.replace(/\/ai$/, '/gone');
+
+    // Act: the record fails after the message is stored, and the queue delivers it again
+    let failed: number;
+    try {
+      failed = await h.runWorker([body]);
+    } finally {
+      process.env.QUEUE_URL_AI = url;
+    }
+    const retried = await h.runWorker([body]);
+
+    // Assess
+    expect([failed, retried]).toEqual([1, 0]);
+    const list = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey });
+    const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: list.body.conversations[0].id } });
+    expect(messages.body.messages).toHaveLength(1);
+    expect(h.takeQueue('ai').map((m) => JSON.parse(m.body))).toEqual([
+      { businessId: t.businessId, conversationId: list.body.conversations[0].id, messageId: messages.body.messages[0].id, receivedAt: expect.any(String) },
+    ]);
   });
 
   it('puts the reply to an inbound message in the same conversation, newest first, page by page', async () => {

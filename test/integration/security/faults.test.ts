@@ -32,8 +32,8 @@ beforeAll(async () => {
   h = await startHarness();
   receiver = await startReceiver();
   ({ dynamo } = await import('#shared/store/client.ts'));
-  const { LocalQueues } = await import('#infra/local/queues.ts');
-  queues = new LocalQueues({
+  const { startQueues } = await import('../../support/queues.ts');
+  queues = await startQueues({
     retryDelayMs: 30,
     load: async (worker) => {
       const real = (await import(`../../../functions/${worker.handler}.ts`)).handler;
@@ -53,7 +53,7 @@ beforeAll(async () => {
         return { batchItemFailures: [...(res?.batchItemFailures ?? []), ...bad] };
       };
     },
-  }).start();
+  });
 }, 30_000);
 
 afterAll(async () => {

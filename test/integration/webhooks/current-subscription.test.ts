@@ -7,7 +7,8 @@ import './env.ts';
 import { jest } from '@jest/globals';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
-import { LocalQueues } from '#infra/local/queues.ts';
+import type { LocalQueues } from '#infra/local/queues.ts';
+import { startQueues } from '../../support/queues.ts';
 import type { Worker } from '#functions/routes.ts';
 import { commit, newEvent } from '#shared/events/outbox.ts';
 import { dynamo } from '#shared/store/client.ts';
@@ -26,21 +27,21 @@ let arrived: (() => void) | undefined;
 let queues: LocalQueues;
 const receivers: Receiver[] = [];
 
-beforeAll(() => {
-  queues = new LocalQueues({
+beforeAll(async () => {
+  queues = await startQueues({
     retryDelayMs: 50,
     concurrency: 4,
     load: async (worker: Worker) => {
       const handler = (await import(`../../../functions/${worker.handler}.ts`)).handler as WorkerHandler;
       if (worker.queue !== 'webhook-deliveries') return handler;
-      return async (event, context) => {
+      return async (event: SQSEvent, context: Context) => {
         deliveryBodies.push(...event.Records.map((r) => r.body));
         arrived?.();
         if (gate) await gate;
         return handler(event, context);
       };
     },
-  }).start();
+  });
 });
 afterAll(async () => {
   await queues.stop();

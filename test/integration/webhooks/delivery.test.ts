@@ -1,7 +1,8 @@
 import './env.ts';
 import { ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
-import { LocalQueues } from '#infra/local/queues.ts';
+import type { LocalQueues } from '#infra/local/queues.ts';
+import { startQueues } from '../../support/queues.ts';
 import { EVENT_NAMES, type EventName } from '#shared/events/names.ts';
 import { commit, newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { db, table } from '#shared/store/client.ts';
@@ -13,8 +14,8 @@ import { startReceiver, verifyHex, verifyStandard, type Receiver, type Received 
 let queues: LocalQueues;
 const receivers: Receiver[] = [];
 
-beforeAll(() => {
-  queues = new LocalQueues({ retryDelayMs: 50, concurrency: 4 }).start();
+beforeAll(async () => {
+  queues = await startQueues({ retryDelayMs: 50, concurrency: 4 });
 });
 afterAll(async () => {
   await queues.stop();

@@ -1,6 +1,7 @@
 import './production-env.ts';
 import { invoke, newTenant } from '../../support/api.ts';
-import { LocalQueues } from '#infra/local/queues.ts';
+import type { LocalQueues } from '#infra/local/queues.ts';
+import { startQueues } from '../../support/queues.ts';
 import { commit, newEvent } from '#shared/events/outbox.ts';
 import { config } from '#shared/config.ts';
 import { updateSubscription } from '#shared/webhooks/subscription-store.ts';
@@ -10,7 +11,7 @@ let queues: LocalQueues;
 let r: Receiver;
 
 beforeAll(async () => {
-  queues = new LocalQueues({ retryDelayMs: 50 }).start();
+  queues = await startQueues({ retryDelayMs: 50 });
   r = await startReceiver();
 });
 afterAll(async () => {
