@@ -26,6 +26,8 @@ Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }), n
 new ServiceStack(app, app.node.tryGetContext('stackName') ?? 'WaCrmService', {
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   upstreamApiVersion: app.node.tryGetContext('upstreamApiVersion'),
+  // `-c aiModels=amazon.nova-lite-v1:0,amazon.nova-pro-v1:0`: the Bedrock models a business may choose (first = default).
+  aiModels: String(app.node.tryGetContext('aiModels') ?? '').split(',').map((m) => m.trim()).filter(Boolean),
   openApiDocumentPath: await writeOpenApiDocument(),
 });
 app.synth();

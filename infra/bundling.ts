@@ -8,6 +8,8 @@ export const bundling = {
   target: 'node22',
   minify: true,
   sourcemap: true,
+  // Stack traces need the mappings only; the sources themselves would triple every package's size.
+  sourcesContent: false,
   mainFields: ['module', 'main'],
   // ESM bundles still meet CommonJS dependencies that call require().
   banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",

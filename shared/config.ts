@@ -18,9 +18,6 @@ export const config = {
   /** Upstream (WhatsApp Cloud API or the local sandbox). */
   upstreamBaseUrl: optionalEnv('UPSTREAM_BASE_URL') ?? 'https://graph.facebook.com',
   upstreamApiVersion: optionalEnv('UPSTREAM_API_VERSION') ?? 'v21.0',
-  upstreamToken: optionalEnv('UPSTREAM_TOKEN') ?? '',
-  upstreamAppSecret: optionalEnv('UPSTREAM_APP_SECRET') ?? '',
-  upstreamVerifyToken: optionalEnv('UPSTREAM_VERIFY_TOKEN') ?? '',
   /** Upstream calls: per-attempt timeout, attempts for transient faults (5xx, 130429, timeouts), first backoff, messages per second per phone number. */
   upstreamTimeoutMs: numberEnv('UPSTREAM_TIMEOUT_MS', 8_000, { min: 1 }),
   upstreamMaxAttempts: numberEnv('UPSTREAM_MAX_ATTEMPTS', 3, { min: 1 }),

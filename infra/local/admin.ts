@@ -1,13 +1,23 @@
 /**
  * The admin CLI: `npm run --silent admin -- <command> [--flag value]...`, one JSON object on stdout.
  * It reaches the table named by TABLE_NAME at DYNAMODB_ENDPOINT (the local stack prints it), or, with
- * AWS credentials and no endpoint, a deployed stack's table.
+ * AWS credentials and no endpoint, a deployed stack's table. Businesses' own access tokens go to Secrets Manager
+ * under BUSINESS_TOKEN_SECRET_PREFIX (the deployed stack's output; locally the stand-in `npm start` runs).
+ *
+ * A token is read from standard input (`--token-stdin`) or a file (`--token-file`), never from the command line,
+ * so that it stays out of shell history and process listings; it is never printed.
  */
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 
-// Without an endpoint or AWS credentials, the CLI talks to the local stack's DynamoDB (DYNAMODB_PORT, default 8000).
-if (!process.env.DYNAMODB_ENDPOINT && !process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
-  process.env.DYNAMODB_ENDPOINT = `http://127.0.0.1:${process.env.DYNAMODB_PORT ?? 8000}`;
+// Without AWS credentials, the CLI talks to the local stack: its DynamoDB (DYNAMODB_PORT, default 8000) and its
+// Secrets Manager stand-in (SECRETS_MANAGER_PORT, default 4584), which accept any credentials.
+if (!process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
+  const { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX } = await import('./sandbox/credentials.ts');
+  process.env.DYNAMODB_ENDPOINT ??= `http://127.0.0.1:${process.env.DYNAMODB_PORT ?? 8000}`;
+  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER ??= `http://127.0.0.1:${process.env.SECRETS_MANAGER_PORT ?? 4584}`;
+  process.env.BUSINESS_TOKEN_SECRET_PREFIX ??= LOCAL_BUSINESS_TOKEN_SECRET_PREFIX;
+  Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' });
 }
 // A local DynamoDB holds the local stack's table unless told otherwise; a deployed table must be named (TABLE_NAME).
 if (process.env.DYNAMODB_ENDPOINT) process.env.TABLE_NAME ??= 'wa-crm';
@@ -25,6 +35,10 @@ const { values } = parseArgs({
     available: { type: 'string' },
     'phone-number-id': { type: 'string' },
     'waba-id': { type: 'string' },
+    'token-stdin': { type: 'boolean' },
+    'token-file': { type: 'string' },
+    // Accepted only to refuse it with the reason (argv is visible to every process and kept in shell history).
+    token: { type: 'string' },
   },
   strict: true,
 });
@@ -35,12 +49,33 @@ const fail = (message: string): never => {
 };
 const need = (flag: keyof typeof values): string => (values[flag] as string | undefined) ?? fail(`--${flag} is required`);
 
-const { createBusiness, getBusiness, setMessagingAccount } = await import('#shared/business/repository.ts');
+const { createBusiness, getBusiness, moveNumber, PhoneNumberTakenError, setMessagingAccount } = await import('#shared/business/repository.ts');
 const { createApiKey, revokeApiKey } = await import('#shared/auth/api-keys.ts');
 const { SCOPES, isScope } = await import('#shared/auth/scopes.ts');
 const { addAgent } = await import('#shared/team/repository.ts');
 
 const requireBusiness = async (id: string) => (await getBusiness(id)) ?? fail(`business ${id} not found`);
+
+/** The business's own access token, when one is given (stdin or file); trailing newlines are not part of it. */
+async function givenToken(): Promise<string | undefined> {
+  if (values.token !== undefined) fail('--token is refused: give the access token on standard input (--token-stdin) or in a file (--token-file)');
+  if (values['token-stdin'] && values['token-file']) fail('give --token-stdin or --token-file, not both');
+  if (values['token-file']) return (await readFile(values['token-file'], 'utf8').catch(() => fail(`cannot read --token-file ${values['token-file']}`))).trim();
+  if (!values['token-stdin']) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').trim();
+}
+
+/** The repository's refusals, as the CLI's one-line errors. */
+async function orFail<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof PhoneNumberTakenError || (err as Error).name === 'InvalidAccessTokenError') return fail((err as Error).message);
+    throw err;
+  }
+}
 
 let out: unknown;
 switch (command) {
@@ -78,12 +113,26 @@ switch (command) {
   case 'set-messaging': {
     const businessId = need('business');
     await requireBusiness(businessId);
-    await setMessagingAccount(businessId, need('phone-number-id'), need('waba-id'));
-    out = { businessId, phoneNumberId: values['phone-number-id'], wabaId: values['waba-id'] };
+    const token = await givenToken();
+    // The token first: a number routed to a business that cannot yet authenticate would fail its sends.
+    if (token !== undefined) {
+      // Loaded only here: the Secrets Manager client is the CLI's slowest import.
+      const { storeBusinessToken } = await import('#shared/secrets/business-token-store.ts');
+      await orFail(storeBusinessToken(businessId, token));
+    }
+    await orFail(setMessagingAccount(businessId, need('phone-number-id'), need('waba-id')));
+    out = { businessId, phoneNumberId: values['phone-number-id'], wabaId: values['waba-id'], accessToken: token === undefined ? 'stack' : 'own' };
+    break;
+  }
+  case 'move-number': {
+    const businessId = need('business');
+    await requireBusiness(businessId);
+    const { from } = await moveNumber(need('phone-number-id'), businessId, need('waba-id'));
+    out = { phoneNumberId: values['phone-number-id'], from: from ?? null, to: businessId, wabaId: values['waba-id'] };
     break;
   }
   default:
-    fail(`unknown command ${command ?? '(none)'}; commands: create-business, create-key, revoke-key, add-agent, set-messaging`);
+    fail(`unknown command ${command ?? '(none)'}; commands: create-business, create-key, revoke-key, add-agent, set-messaging, move-number`);
 }
 process.stdout.write(`${JSON.stringify(out)}\n`);
 process.exit(0);

@@ -30,6 +30,8 @@ export interface LocalQueuesOptions {
   concurrency?: number;
   /** Loads a worker module (default: import from functions/). */
   load?: (worker: Worker) => Promise<WorkerHandler>;
+  /** The queues whose workers run (default: all); messages of the others stay queued, as with a disabled event source. */
+  queues?: QueueName[];
   onError?: (queue: QueueName, err: unknown) => void;
 }
 
@@ -95,7 +97,7 @@ export class LocalQueues {
    */
   async idle(timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.services.sqs.busy > 0 || workers.some((w) => this.depth(w.queue) > 0)) {
+    while (this.services.sqs.busy > 0 || workers.some((w) => this.pumps(w.queue) && this.depth(w.queue) > 0)) {
       if (Date.now() > deadline) throw new Error(`queues not idle after ${timeoutMs} ms: ${workers.map((w) => `${w.queue}=${this.depth(w.queue)}`).join(' ')}`);
       await new Promise<void>((r) => {
         this.waiters.push(r);
@@ -115,10 +117,15 @@ export class LocalQueues {
     return h;
   }
 
+  private pumps(queue: QueueName): boolean {
+    return !this.options.queues || this.options.queues.includes(queue);
+  }
+
   private pump(): void {
     if (this.stopped) return;
     const now = Date.now();
     for (const worker of workers) {
+      if (!this.pumps(worker.queue)) continue;
       while ((this.inFlight.get(worker.queue) ?? 0) < this.concurrency) {
         const batch = this.services.sqs.receive(worker.queue, worker.batchSize, now);
         if (batch.length === 0) break;

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { routes, type Route } from '#functions/routes.ts';
+import { noRouteReply, routeMatcher } from '#shared/http/route-match.ts';
 
 export const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
 /**
@@ -19,58 +20,13 @@ export const MAX_LOCAL_UPLOAD_BYTES = 101 * 1024 * 1024;
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-interface CompiledRoute {
-  route: Route;
-  regex: RegExp;
-  names: string[];
-  literalSegments: number;
-}
-
-const compile = (route: Route): CompiledRoute => {
-  const names: string[] = [];
-  const segments = route.path.split('/').filter(Boolean);
-  const pattern = segments
-    .map((seg) => {
-      const m = /^\{(\w+)\}$/.exec(seg);
-      if (m) {
-        names.push(m[1]);
-        return '/([^/]+)';
-      }
-      return `/${seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
-    })
-    .join('');
-  return { route, regex: new RegExp(`^${pattern}/?$`), names, literalSegments: segments.filter((s) => !s.startsWith('{')).length };
-};
-
-// API Gateway picks the most specific route: more literal segments first.
-const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
-
 export interface Match {
   route: Route;
   params: Record<string, string>;
 }
 
-export function matchRoute(method: string, path: string): Match | { allowed: string[] } | undefined {
-  const allowed: string[] = [];
-  for (const c of compiled) {
-    const m = c.regex.exec(path);
-    if (!m) continue;
-    if (c.route.method !== method) {
-      allowed.push(c.route.method);
-      continue;
-    }
-    const params: Record<string, string> = {};
-    c.names.forEach((name, i) => {
-      try {
-        params[name] = decodeURIComponent(m[i + 1]);
-      } catch {
-        params[name] = m[i + 1];
-      }
-    });
-    return { route: c.route, params };
-  }
-  return allowed.length ? { allowed: [...new Set(allowed)] } : undefined;
-}
+/** The route a request takes, or the methods its path allows (the rule the deployed `$default` function shares). */
+export const matchRoute = routeMatcher(routes);
 
 const handlerCache = new Map<string, Promise<Handler>>();
 export const loadHandler = (module: string): Promise<Handler> => {
@@ -154,33 +110,35 @@ async function readBody(req: IncomingMessage, max: number): Promise<Buffer | und
   return Buffer.concat(chunks);
 }
 
-export async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Runs a handler module with an event: in this process by default; deployed mode runs each in a process of its own. */
+export type Invoke = (module: string, event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+const inProcess: Invoke = async (module, event, ctx) => (await loadHandler(module))(event, ctx);
+
+export async function handle(req: IncomingMessage, res: ServerResponse, invoke: Invoke = inProcess): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const match = matchRoute(req.method ?? 'GET', url.pathname);
-  if (!match) {
+  if (!match || 'allowed' in match) {
     req.resume();
-    return send(res, 404, { error: 'not_found', message: `No route for ${req.method} ${url.pathname}` });
-  }
-  if ('allowed' in match) {
-    req.resume();
-    return send(res, 405, { error: 'method_not_allowed', message: `Allowed methods: ${match.allowed.join(', ')}` }, { allow: match.allowed.join(', ') });
+    const reply = noRouteReply(req.method ?? 'GET', url.pathname, match?.allowed);
+    res.writeHead(reply.statusCode, reply.headers);
+    return void res.end(reply.body);
   }
   const max = match.route.handler === 'http/media/upload' ? MAX_LOCAL_UPLOAD_BYTES : MAX_PAYLOAD_BYTES;
   const body = await readBody(req, max);
   if (body === undefined) {
     return send(res, 413, { error: 'payload_too_large', message: `Request bodies are limited to ${max} bytes; upload large media with POST /media/v1/uploads` });
   }
-  const handler = await loadHandler(match.route.handler);
-  const out = await handler(toEvent(req, body, match), context(match.route));
+  const out = await invoke(match.route.handler, toEvent(req, body, match), context(match.route));
   const headers: Record<string, string> = {};
   for (const [k, val] of Object.entries(out.headers ?? {})) headers[k] = String(val);
   res.writeHead(out.statusCode ?? 200, headers);
   res.end(out.body ? (out.isBase64Encoded ? Buffer.from(out.body, 'base64') : out.body) : undefined);
 }
 
-export async function startApiServer(port: number, host = '127.0.0.1'): Promise<{ server: Server; url: string; close: () => Promise<void> }> {
+export async function startApiServer(port: number, host = '127.0.0.1', invoke?: Invoke): Promise<{ server: Server; url: string; close: () => Promise<void> }> {
   const server = createServer((req, res) => {
-    handle(req, res).catch((err) => {
+    handle(req, res, invoke).catch((err) => {
       console.error('local server error', err);
       if (!res.headersSent) send(res, 500, { error: 'internal_error', message: 'An unexpected error occurred' });
       else res.end();

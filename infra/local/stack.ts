@@ -8,12 +8,15 @@
  */
 import { createServer, type AddressInfo } from 'node:net';
 import type { LocalQueues } from './queues.ts';
+import { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX, SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
 
 export interface LocalStackOptions {
   port?: number;
   sandboxPort?: number;
   dynamodbPort?: number;
   s3Port?: number;
+  /** The Secrets Manager stand-in (a free port unless given). */
+  secretsManagerPort?: number;
   /** Reuse a running DynamoDB Local instead of starting one (the tests share one per run). */
   dynamodbEndpoint?: string;
   tableName?: string;
@@ -44,10 +47,6 @@ const freePort = () =>
       srv.close(() => resolve(port));
     });
   });
-
-export const SANDBOX_TOKEN = 'sandbox-access-token';
-export const SANDBOX_APP_SECRET = 'sandbox-app-secret';
-export const SANDBOX_VERIFY_TOKEN = 'sandbox-verify-token';
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stops: (() => Promise<void>)[] = [];
@@ -88,6 +87,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const apiPort = options.port ?? 3000;
 
+    // The upstream credentials reach the service the way they do in AWS: a Secrets Manager secret, read through the SDK.
+    const { startSecretsManager } = await import('./aws/secrets-manager.ts');
+    const secretsManager = await startSecretsManager({ port: options.secretsManagerPort ?? 0 });
+    stops.push(secretsManager.close);
+    const upstreamSecretArn = secretsManager.putSecret('wa-crm/upstream', JSON.stringify({ token: SANDBOX_TOKEN, appSecret: SANDBOX_APP_SECRET, verifyToken: SANDBOX_VERIFY_TOKEN }));
+
     Object.assign(process.env, {
       TABLE_NAME: tableName,
       DYNAMODB_ENDPOINT: dynamodbEndpoint,
@@ -103,9 +108,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       AI_MODEL: process.env.AI_MODEL ?? 'sandbox-echo',
       AI_DEBOUNCE_SECONDS: process.env.AI_DEBOUNCE_SECONDS ?? '1',
       ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '1',
-      UPSTREAM_TOKEN: SANDBOX_TOKEN,
-      UPSTREAM_APP_SECRET: SANDBOX_APP_SECRET,
-      UPSTREAM_VERIFY_TOKEN: SANDBOX_VERIFY_TOKEN,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint,
+      UPSTREAM_SECRET_ARN: upstreamSecretArn,
+      BUSINESS_TOKEN_SECRET_PREFIX: LOCAL_BUSINESS_TOKEN_SECRET_PREFIX,
       // Webhook retries locally: 2 s, 8 s, 32 s... instead of 1 min, 4 min, 16 min... (9 attempts either way).
       WEBHOOK_RETRY_BASE_SECONDS: process.env.WEBHOOK_RETRY_BASE_SECONDS ?? '2',
     });

@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole service on this machine. Ports: PORT (API, 3000), SANDBOX_PORT (3001),
- * DYNAMODB_PORT (8000), S3_PORT (4569). Ctrl-C stops all of it.
+ * DYNAMODB_PORT (8000), S3_PORT (4569), SECRETS_MANAGER_PORT (4584). Ctrl-C stops all of it.
  */
 import { startLocalStack } from './stack.ts';
 
@@ -11,6 +11,7 @@ const stack = await startLocalStack({
   sandboxPort: port('SANDBOX_PORT', 3001),
   dynamodbPort: port('DYNAMODB_PORT', 8000),
   s3Port: port('S3_PORT', 4569),
+  secretsManagerPort: port('SECRETS_MANAGER_PORT', 4584),
   demo: true,
 });
 
@@ -26,6 +27,7 @@ WhatsApp CRM service is running locally.
 DYNAMODB_ENDPOINT=${stack.dynamodbEndpoint}
 TABLE_NAME=${stack.tableName}
 S3_ENDPOINT=${stack.s3Endpoint}
+AWS_ENDPOINT_URL_SECRETS_MANAGER=${process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER}
 
 Try:
   curl -H "Authorization: Bearer ${stack.demo!.apiKey}" ${stack.url}/team/v1

@@ -1,5 +1,6 @@
 /** The agent settings as the API shows them: stored values, or the deployment's defaults where none is set. */
 import { aiConfig, DEFAULT_SYSTEM_PROMPT } from './config.ts';
+import { effectiveModel } from './models.ts';
 import { activePause } from './precedence.ts';
 import { getAiSettings, updateAiSettings, type AiSettings, type AiSettingsPatch } from './settings.ts';
 
@@ -7,7 +8,7 @@ const view = (s: AiSettings, now: Date) => ({
   enabled: s.enabled,
   pausedUntil: activePause(s.pausedUntil, now),
   systemPrompt: s.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
-  model: s.model ?? aiConfig.model,
+  model: effectiveModel(s.model),
   provider: aiConfig.provider,
   handoffPauseMinutes: s.handoffPauseMinutes,
   debounceSeconds: s.debounceSeconds,

@@ -15,6 +15,7 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { aiConfig, DEFAULT_SYSTEM_PROMPT } from './config.ts';
 import { getConversationAi } from './conversation-ai.ts';
+import { effectiveModel } from './models.ts';
 import { toTurns, type HistoryMessage } from './history.ts';
 import { decide, type BlockReason } from './precedence.ts';
 import type { ModelProvider } from './providers/provider.ts';
@@ -87,7 +88,7 @@ async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock
       await settleClaim(businessId, claim, 'skipped', { reason: 'nothing_to_answer' });
       return 'nothing_to_answer';
     }
-    const text = await ports.provider().complete({ system: settings.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, turns, model: settings.model ?? aiConfig.model });
+    const text = await ports.provider().complete({ system: settings.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, turns, model: effectiveModel(settings.model) });
 
     // The model took a while: a newer message, a human reply or a pause may have come in meanwhile.
     if ((await latestInbound(businessId, conversationId)) !== messageId) {

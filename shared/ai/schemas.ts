@@ -1,6 +1,7 @@
 /** Request shapes of the AI controls, shared by the handlers and by the send path's `ai` object. */
 import * as v from 'valibot';
 import { AI_MODES } from './conversation-ai.ts';
+import { allowedModels, isAllowedModel } from './models.ts';
 
 export const MIN_PAUSE_MINUTES = 1;
 export const MAX_PAUSE_MINUTES = 1440;
@@ -34,7 +35,7 @@ export const settingsPatchBody = v.pipe(
   v.strictObject({
     enabled: v.optional(v.boolean('enabled must be a boolean')),
     systemPrompt: v.optional(v.nullable(v.pipe(v.string('systemPrompt must be a string'), v.trim(), v.minLength(1, 'systemPrompt must not be empty'), v.maxLength(4000, 'systemPrompt is limited to 4000 characters')))),
-    model: v.optional(v.nullable(v.pipe(v.string('model must be a string'), v.trim(), v.minLength(1, 'model must not be empty'), v.maxLength(200, 'model is limited to 200 characters')))),
+    model: v.optional(v.nullable(v.pipe(v.string('model must be a string'), v.trim(), v.minLength(1, 'model must not be empty'), v.check(isAllowedModel, () => `model must be one of the models this deployment allows: ${allowedModels().join(', ')}`)))),
     handoffPauseMinutes: v.optional(v.pipe(v.number('handoffPauseMinutes must be a number'), v.integer('handoffPauseMinutes must be a whole number'), v.minValue(0, 'handoffPauseMinutes must be between 0 and 1440'), v.maxValue(MAX_PAUSE_MINUTES, 'handoffPauseMinutes must be between 0 and 1440'))),
     debounceSeconds: v.optional(v.pipe(v.number('debounceSeconds must be a number'), v.integer('debounceSeconds must be a whole number'), v.minValue(0, 'debounceSeconds must be between 0 and 60'), v.maxValue(60, 'debounceSeconds must be between 0 and 60'))),
   }),

@@ -27,7 +27,7 @@ export async function requireAccessibleMediaId(businessId: string, phoneNumberId
     if (check.record.phoneNumberId !== phoneNumberId) throw mediaPermissionDenied(mediaId);
     return check;
   }
-  if (await upstreamMediaInfo(phoneNumberId, mediaId)) return check;
+  if (await upstreamMediaInfo(businessId, phoneNumberId, mediaId)) return check;
   throw mediaPermissionDenied(mediaId);
 }
 

@@ -56,7 +56,7 @@ export async function storeMedia(businessId: string, phoneNumberId: string, inpu
   const filename = input.filename || `${input.type}.${extensionOf(input.mimeType)}`;
   const s3Key = input.s3Key ?? objectKeys.media(businessId, randomUUID());
   const [mediaId] = await Promise.all([
-    uploadToUpstream(phoneNumberId, input.bytes, input.mimeType, filename),
+    uploadToUpstream(businessId, phoneNumberId, input.bytes, input.mimeType, filename),
     input.s3Key ? Promise.resolve() : putObject(s3Key, input.bytes, input.mimeType),
   ]);
   await putMedia({

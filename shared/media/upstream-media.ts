@@ -4,18 +4,18 @@
  */
 import { getMedia, uploadMedia, UpstreamError, type MediaInfo } from '#shared/upstream/client.ts';
 
-/** Uploads bytes to the upstream media store of `phoneNumberId`; returns the upstream media id. */
-export async function uploadToUpstream(phoneNumberId: string, bytes: Uint8Array, mimeType: string, filename: string): Promise<string> {
-  return (await uploadMedia(phoneNumberId, { bytes, mimeType, filename })).id;
+/** Uploads bytes to the upstream media store of the business's `phoneNumberId`; returns the upstream media id. */
+export async function uploadToUpstream(businessId: string, phoneNumberId: string, bytes: Uint8Array, mimeType: string, filename: string): Promise<string> {
+  return (await uploadMedia(businessId, phoneNumberId, { bytes, mimeType, filename })).id;
 }
 
 /**
  * The media id as the number `phoneNumberId` sees it; undefined when it does not exist or belongs to
  * another account (the upstream answers both with a permanent error). Transient faults are thrown.
  */
-export async function upstreamMediaInfo(phoneNumberId: string, mediaId: string): Promise<MediaInfo | undefined> {
+export async function upstreamMediaInfo(businessId: string, phoneNumberId: string, mediaId: string): Promise<MediaInfo | undefined> {
   try {
-    return await getMedia(mediaId, phoneNumberId);
+    return await getMedia(businessId, mediaId, phoneNumberId);
   } catch (err) {
     if (err instanceof UpstreamError && !err.transient) return undefined;
     throw err;

@@ -37,7 +37,7 @@ export async function retryMessage(businessId: string, id: string): Promise<Retr
 
   let result;
   try {
-    result = await upstreamSend(phoneNumberId, message.payload);
+    result = await upstreamSend(businessId, phoneNumberId, message.payload);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     const t = message.payload.template as { name?: string; language?: { code?: string } } | undefined;

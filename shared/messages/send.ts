@@ -82,12 +82,12 @@ export async function send(businessId: string, request: unknown, options: SendOp
   return prepareAndDispatch(businessId, request, options);
 }
 
-export async function requirePhoneNumber(businessId: string): Promise<{ phoneNumberId: string; wabaId?: string }> {
+export async function requirePhoneNumber(businessId: string): Promise<{ businessId: string; phoneNumberId: string; wabaId?: string }> {
   const business = await getBusiness(businessId);
   if (!business?.phoneNumberId) {
     throw new ApiError(400, { error: 'messaging_not_configured', message: 'This business has no messaging account (phone number id) configured' });
   }
-  return { phoneNumberId: business.phoneNumberId, wabaId: business.wabaId };
+  return { businessId, phoneNumberId: business.phoneNumberId, wabaId: business.wabaId };
 }
 
 async function prepareAndDispatch(businessId: string, request: unknown, options: SendOptions): Promise<Outcome> {
@@ -144,7 +144,7 @@ const templateContext = (payload: UpstreamPayload) => {
 export async function dispatchOutbound(draft: OutboundDraft, recover?: (err: UpstreamError) => Promise<Outcome | undefined>): Promise<Outcome> {
   let result;
   try {
-    result = await upstreamSend(draft.phoneNumberId, draft.payload);
+    result = await upstreamSend(draft.businessId, draft.phoneNumberId, draft.payload);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     // The media area may answer instead (e.g. proxy a link the upstream could not download, 131052).

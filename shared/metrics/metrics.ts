@@ -36,6 +36,12 @@ export const messageSent = (messageType: string) => record('MessagesSent', Metri
 export const messageFailed = (messageType: string, code: string | undefined) =>
   record('MessagesFailed', MetricUnit.Count, 1, { messageType, code: code || 'unknown' });
 
+/**
+ * An upstream webhook refused because the stack secret's appSecret is still a placeholder: the deployment is not
+ * finished (the stack alarms on any of these).
+ */
+export const upstreamAppSecretPlaceholder = () => record('UpstreamAppSecretPlaceholder', MetricUnit.Count, 1, {});
+
 /** One outbound webhook delivery attempt: delivered (2xx) or not. */
 export const webhookDelivery = (outcome: 'delivered' | 'failed', event: string) =>
   record('WebhookDeliveries', MetricUnit.Count, 1, { outcome, event });

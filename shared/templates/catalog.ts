@@ -9,11 +9,11 @@ import { logger } from '#shared/log/logger.ts';
 const TTL_MS = 5 * 60 * 1000;
 const cache = new Map<string, { at: number; templates: UpstreamTemplate[] }>();
 
-async function load(wabaId: string, force: boolean): Promise<UpstreamTemplate[] | undefined> {
+async function load(businessId: string, wabaId: string, force: boolean): Promise<UpstreamTemplate[] | undefined> {
   const hit = cache.get(wabaId);
   if (hit && !force && Date.now() - hit.at < TTL_MS) return hit.templates;
   try {
-    const templates = await listTemplates(wabaId);
+    const templates = await listTemplates(businessId, wabaId);
     cache.set(wabaId, { at: Date.now(), templates });
     return templates;
   } catch (err) {
@@ -24,11 +24,11 @@ async function load(wabaId: string, force: boolean): Promise<UpstreamTemplate[] 
 }
 
 /** Approved templates of this name (any language); `undefined` when the list cannot be read. */
-export async function templatesNamed(wabaId: string, name: string): Promise<UpstreamTemplate[] | undefined> {
-  let list = await load(wabaId, false);
+export async function templatesNamed(businessId: string, wabaId: string, name: string): Promise<UpstreamTemplate[] | undefined> {
+  let list = await load(businessId, wabaId, false);
   let named = list?.filter((t) => t.name === name && (t.status ?? 'APPROVED').toUpperCase() === 'APPROVED');
   if (list && named?.length === 0 && Date.now() - (cache.get(wabaId)?.at ?? 0) > 5_000) {
-    list = await load(wabaId, true);
+    list = await load(businessId, wabaId, true);
     named = list?.filter((t) => t.name === name && (t.status ?? 'APPROVED').toUpperCase() === 'APPROVED');
   }
   return list ? named : undefined;

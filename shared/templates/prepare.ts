@@ -48,7 +48,7 @@ function fromShortcut(req: Record<string, any>): TemplateObject {
 const invalidParameters = (message: string, details: Record<string, unknown>) =>
   new ApiError(400, { error: 'invalid_template_parameters', message, details });
 
-export async function prepareTemplate(business: { phoneNumberId: string; wabaId?: string }, req: Record<string, any>): Promise<PreparedTemplate> {
+export async function prepareTemplate(business: { businessId: string; phoneNumberId: string; wabaId?: string }, req: Record<string, any>): Promise<PreparedTemplate> {
   const shortcut = req.template === undefined;
   const template: TemplateObject = shortcut
     ? fromShortcut(req)
@@ -56,7 +56,7 @@ export async function prepareTemplate(business: { phoneNumberId: string; wabaId?
 
   // The contract: the shortcut's language defaults to es_MX. A template approved only in another language is
   // not silently swapped in: the upstream answers 132000 (template_not_found, with the language tried).
-  const named = business.wabaId ? await templatesNamed(business.wabaId, template.name) : undefined;
+  const named = business.wabaId ? await templatesNamed(business.businessId, business.wabaId, template.name) : undefined;
   const approved: UpstreamTemplate | undefined = named?.find((t) => t.language === template.language.code);
 
   let headerType: string | undefined;
@@ -81,7 +81,7 @@ export async function prepareTemplate(business: { phoneNumberId: string; wabaId?
     template.components = resolveQuickReplies(template, undefined, req.allowButtonIdOverride === true);
   }
 
-  await checkHeaderMediaAccess(business.phoneNumberId, template);
+  await checkHeaderMediaAccess(business, template);
   return { template, headerType };
 }
 
@@ -112,10 +112,10 @@ function resolveQuickReplies(template: TemplateObject, approved: UpstreamTemplat
 }
 
 /** A header media id must belong to the sending number: the upstream tells (GET /{media-id}?phone_number_id=). */
-async function checkHeaderMediaAccess(phoneNumberId: string, template: TemplateObject): Promise<void> {
+async function checkHeaderMediaAccess({ businessId, phoneNumberId }: { businessId: string; phoneNumberId: string }, template: TemplateObject): Promise<void> {
   const param = template.components.find((c) => c.type === 'header')?.parameters?.[0];
   const mediaId = param?.[param?.type]?.id;
   if (typeof mediaId !== 'string') return;
   // Same error as the media area's (403: the media belongs to another account), with its hint.
-  if (!(await upstreamMediaInfo(phoneNumberId, mediaId))) throw mediaPermissionDenied(mediaId);
+  if (!(await upstreamMediaInfo(businessId, phoneNumberId, mediaId))) throw mediaPermissionDenied(mediaId);
 }

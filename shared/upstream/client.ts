@@ -1,6 +1,8 @@
 /**
  * The WhatsApp Cloud API client (or the local sandbox, same paths): send a message, upload media, read media
- * info, download media, list templates. Base URL, API version and token come from shared/config.ts.
+ * info, download media, list templates. Base URL and API version come from shared/config.ts; every call is made for
+ * one business and carries that business's access token (its own, or the stack's: shared/secrets/business-token.ts).
+ * An upstream 401 re-reads the token once (a rotation) before the caller sees it.
  *
  * Transient faults (HTTP 5xx, throttling 130429/429, network errors, timeouts) are retried with exponential
  * backoff before the caller sees them; permanent errors come back at once as an `UpstreamError` carrying
@@ -8,6 +10,7 @@
  */
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/log/logger.ts';
+import { accessTokenFor, refreshedAccessTokenFor } from '#shared/secrets/business-token.ts';
 import { reserveSendSlot } from './throughput.ts';
 
 export class UpstreamError extends Error {
@@ -51,10 +54,11 @@ export interface UpstreamTemplate {
 }
 
 const base = () => `${config.upstreamBaseUrl.replace(/\/$/, '')}/${config.upstreamApiVersion}`;
-const auth = () => ({ authorization: `Bearer ${config.upstreamToken}` });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const THROTTLE_CODES = new Set([130429, 131056, 80007, 4, 613]);
+/** Graph's OAuthException for an invalid or expired access token (sent with HTTP 401, sometimes 400). */
+const INVALID_TOKEN_CODE = 190;
 
 async function toUpstreamError(res: Response): Promise<UpstreamError> {
   const text = await res.text().catch(() => '');
@@ -71,18 +75,32 @@ async function toUpstreamError(res: Response): Promise<UpstreamError> {
   return new UpstreamError(message, res.status, code, typeof details === 'string' ? details : undefined, transient, err?.type, err?.fbtrace_id);
 }
 
-/** One HTTP call with the retry policy; `init` is rebuilt per attempt (bodies are single-use). */
-async function call(url: string, init: () => RequestInit, what: string): Promise<Response> {
+type Auth = { authorization: string };
+
+/** One HTTP call for `businessId` with the retry policy; `init` is rebuilt per attempt (bodies are single-use). */
+async function call(businessId: string, url: string, init: (auth: Auth) => RequestInit, what: string): Promise<Response> {
   const attempts = Math.max(1, config.upstreamMaxAttempts);
+  let token = await accessTokenFor(businessId);
+  let tokenRefreshed = false;
   let last: UpstreamError | undefined;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      const res = await fetch(url, { ...init(), signal: AbortSignal.timeout(config.upstreamTimeoutMs) });
+      const res = await fetch(url, { ...init({ authorization: `Bearer ${token}` }), signal: AbortSignal.timeout(config.upstreamTimeoutMs) });
       if (res.ok) return res;
       last = await toUpstreamError(res);
     } catch (err) {
       const timeout = (err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError';
       last = new UpstreamError(timeout ? `Upstream did not answer within ${config.upstreamTimeoutMs} ms` : `Upstream unreachable: ${(err as Error)?.message}`, 0, undefined, undefined, true);
+    }
+    if ((last.status === 401 || last.code === INVALID_TOKEN_CODE) && !tokenRefreshed) {
+      // The token may have been rotated since this container read it: one more try with a fresh read, not counted as an attempt.
+      tokenRefreshed = true;
+      const fresh = await refreshedAccessTokenFor(businessId, token);
+      if (fresh) {
+        token = fresh;
+        attempt--;
+        continue;
+      }
     }
     if (!last.transient || attempt === attempts) break;
     const delay = config.upstreamRetryBaseMs * 3 ** (attempt - 1) * (0.75 + Math.random() / 2);
@@ -104,12 +122,12 @@ async function pace(phoneNumberId: string): Promise<void> {
   await reserveSendSlot(phoneNumberId, config.upstreamMessagesPerSecond);
 }
 
-/** POST /{phone-number-id}/messages with a Cloud API message payload. */
-export async function sendMessage(phoneNumberId: string, payload: Record<string, unknown>): Promise<SendResult> {
+/** POST /{phone-number-id}/messages with a Cloud API message payload, for the business that owns the number. */
+export async function sendMessage(businessId: string, phoneNumberId: string, payload: Record<string, unknown>): Promise<SendResult> {
   await pace(phoneNumberId);
-  const res = await call(`${base()}/${encodeURIComponent(phoneNumberId)}/messages`, () => ({
+  const res = await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, (auth) => ({
     method: 'POST',
-    headers: { ...auth(), 'content-type': 'application/json' },
+    headers: { ...auth, 'content-type': 'application/json' },
     body: JSON.stringify(payload),
   }), 'send message');
   const body = (await res.json()) as Record<string, any>;
@@ -120,13 +138,13 @@ export async function sendMessage(phoneNumberId: string, payload: Record<string,
 }
 
 /** POST /{phone-number-id}/media (multipart) → the upstream media id. */
-export async function uploadMedia(phoneNumberId: string, file: { bytes: Uint8Array; mimeType: string; filename?: string }): Promise<{ id: string }> {
-  const res = await call(`${base()}/${encodeURIComponent(phoneNumberId)}/media`, () => {
+export async function uploadMedia(businessId: string, phoneNumberId: string, file: { bytes: Uint8Array; mimeType: string; filename?: string }): Promise<{ id: string }> {
+  const res = await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/media`, (auth) => {
     const form = new FormData();
     form.set('messaging_product', 'whatsapp');
     form.set('type', file.mimeType);
     form.set('file', new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mimeType }), file.filename ?? 'file');
-    return { method: 'POST', headers: auth(), body: form };
+    return { method: 'POST', headers: auth, body: form };
   }, 'upload media');
   const body = (await res.json()) as Record<string, any>;
   return { id: String(body.id) };
@@ -136,31 +154,31 @@ export async function uploadMedia(phoneNumberId: string, file: { bytes: Uint8Arr
  * GET /{media-id}. With `phoneNumberId` the upstream answers only if the media belongs to that number,
  * which is how the service tells whether a media id may be used by the sending account.
  */
-export async function getMedia(mediaId: string, phoneNumberId?: string): Promise<MediaInfo> {
+export async function getMedia(businessId: string, mediaId: string, phoneNumberId?: string): Promise<MediaInfo> {
   const q = phoneNumberId ? `?phone_number_id=${encodeURIComponent(phoneNumberId)}` : '';
-  const res = await call(`${base()}/${encodeURIComponent(mediaId)}${q}`, () => ({ headers: auth() }), 'get media');
+  const res = await call(businessId, `${base()}/${encodeURIComponent(mediaId)}${q}`, (auth) => ({ headers: auth }), 'get media');
   const body = (await res.json()) as Record<string, any>;
   return { id: String(body.id), url: String(body.url), mime_type: String(body.mime_type), sha256: String(body.sha256), file_size: Number(body.file_size) };
 }
 
 /** Downloads media bytes from a URL given by getMedia (the upstream requires the token there too). */
-export async function downloadMediaUrl(url: string): Promise<{ bytes: Buffer; mimeType: string }> {
-  const res = await call(url, () => ({ headers: auth() }), 'download media');
+export async function downloadMediaUrl(businessId: string, url: string): Promise<{ bytes: Buffer; mimeType: string }> {
+  const res = await call(businessId, url, (auth) => ({ headers: auth }), 'download media');
   return { bytes: Buffer.from(await res.arrayBuffer()), mimeType: res.headers.get('content-type') ?? 'application/octet-stream' };
 }
 
-export async function downloadMedia(mediaId: string, phoneNumberId?: string): Promise<{ bytes: Buffer; mimeType: string; info: MediaInfo }> {
-  const info = await getMedia(mediaId, phoneNumberId);
-  const file = await downloadMediaUrl(info.url);
+export async function downloadMedia(businessId: string, mediaId: string, phoneNumberId?: string): Promise<{ bytes: Buffer; mimeType: string; info: MediaInfo }> {
+  const info = await getMedia(businessId, mediaId, phoneNumberId);
+  const file = await downloadMediaUrl(businessId, info.url);
   return { ...file, info };
 }
 
 /** GET /{waba-id}/message_templates, every page. */
-export async function listTemplates(wabaId: string): Promise<UpstreamTemplate[]> {
+export async function listTemplates(businessId: string, wabaId: string): Promise<UpstreamTemplate[]> {
   const out: UpstreamTemplate[] = [];
   let url: string | undefined = `${base()}/${encodeURIComponent(wabaId)}/message_templates?limit=250`;
   for (let page = 0; url && page < 20; page++) {
-    const res = await call(url, () => ({ headers: auth() }), 'list templates');
+    const res = await call(businessId, url, (auth) => ({ headers: auth }), 'list templates');
     const body = (await res.json()) as Record<string, any>;
     for (const t of body.data ?? []) out.push(t as UpstreamTemplate);
     url = typeof body.paging?.next === 'string' ? body.paging.next : undefined;

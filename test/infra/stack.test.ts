@@ -1,9 +1,11 @@
 /**
- * The synthesized CloudFormation template, asserted with aws-cdk-lib/assertions. Bundling is skipped
- * (context aws:cdk:bundling-stacks = []) so the test checks the stack's shape in seconds; a real
- * `npx cdk synth` bundles every function with esbuild.
+ * The synthesized CloudFormation template is the truth: the stack is synthesized once, with every function
+ * bundled for real (infra/bundle.ts: one esbuild pass), under the cdk-nag packs as infra/app.ts runs them. For every
+ * function, what its code needs (infra/needs.ts, derived from the files its bundle is built from) must be in the
+ * template — settings, grants on the right resources — and nothing beyond it; the handler must be inside its asset,
+ * and its architecture must match the native binaries the asset carries.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack, Validations, aws_s3 as s3 } from 'aws-cdk-lib';
@@ -11,36 +13,174 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 // cdk-nag is CommonJS without static named exports.
 import cdkNag from 'cdk-nag';
 import { ServiceStack } from '#infra/stack.ts';
+import { functionSpecs, NOT_FOUND_HANDLER, OUTBOX_SWEEP_HANDLER } from '#infra/functions.ts';
+import { queueUrlSetting } from '#infra/names.ts';
+import { UNSET_TOKEN } from '#infra/resources.ts';
 import { routes, workers } from '#functions/routes.ts';
+import { samEnvironment, type LocalStack } from '#infra/sam/env.ts';
+import { allows, nativeArchitectures, SynthesizedFunctions, actionsOf } from './template.ts';
 
 const { AwsSolutionsChecks, ServerlessChecks } = cdkNag;
 
-/** An app as infra/app.ts builds it (cdk-nag packs as validation plugins), with bundling skipped. */
+/** An app as infra/app.ts builds it (cdk-nag packs as validation plugins), with the asset metadata the CDK CLI asks for. */
+const outdirs: string[] = [];
 const nagApp = () => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, outdir: mkdtempSync(join(tmpdir(), 'cdk-test-')) });
+  const app = new App({ context: { 'aws:cdk:enable-asset-metadata': true }, outdir: mkdtempSync(join(tmpdir(), 'cdk-test-')) });
+  outdirs.push(app.outdir);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   return app;
 };
 
+const AI_MODELS = ['amazon.nova-micro-v1:0', 'anthropic.claude-3-haiku-20240307-v1:0'];
 const app = nagApp();
-const stack = new ServiceStack(app, 'TestStack', { env: { account: '123456789012', region: 'eu-west-1' } });
+const stack = new ServiceStack(app, 'TestStack', { env: { account: '123456789012', region: 'eu-west-1' }, aiModels: AI_MODELS });
 const template = Template.fromStack(stack);
-const handlerModules = new Set([...routes.map((r) => r.handler), ...workers.map((w) => w.handler)]);
+const synthesized = new SynthesizedFunctions(stack, template, app.outdir);
+const handlers = functionSpecs().map((spec) => spec.handler);
+const id = (construct: { node: { defaultChild?: unknown } }) => synthesized.logicalId(construct);
+const { table, bucket, upstreamSecret } = stack.resources;
+
+/** Settings a function gets whatever its code: the runtime's source maps and the Powertools service name. */
+const PLATFORM_SETTINGS = ['NODE_OPTIONS', 'POWERTOOLS_SERVICE_NAME'];
+
+afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 describe('CDK stack', () => {
-  it('has one Lambda function per handler module, all nodejs22.x', () => {
-    const fns = template.findResources('AWS::Lambda::Function', { Properties: { Runtime: 'nodejs22.x' } });
-    // + the outbox sweep when present, + CDK's own log-retention/bucket helpers are not nodejs22 Lambda functions of ours
-    expect(Object.keys(fns).length).toBeGreaterThanOrEqual(handlerModules.size);
-    expect(stack.functions.size).toBeGreaterThanOrEqual(handlerModules.size);
-    for (const handler of handlerModules) expect(stack.functions.has(handler)).toBe(true);
+  it('has one nodejs22.x Lambda per handler module: every route, worker, the outbox sweep and the not-found function', () => {
+    expect(handlers).toEqual(expect.arrayContaining([...routes.map((r) => r.handler), ...workers.map((w) => w.handler), NOT_FOUND_HANDLER, OUTBOX_SWEEP_HANDLER]));
+    for (const handler of handlers) {
+      expect(synthesized.resource(stack.functions.get(handler)!)).toMatchObject({ Type: 'AWS::Lambda::Function', Properties: { Runtime: 'nodejs22.x', Handler: 'index.handler' } });
+    }
   });
 
-  it('routes every row of the route table to the function of its handler module', () => {
+  it('routes every row of the route table to its function, and everything else ($default) to the not-found function', () => {
     for (const route of routes) {
       template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: `${route.method} ${route.path}` });
     }
-    expect(Object.keys(template.findResources('AWS::ApiGatewayV2::Route')).length).toBe(routes.length);
+    const defaults = template.findResources('AWS::ApiGatewayV2::Route', { Properties: { RouteKey: '$default' } });
+    expect(Object.keys(defaults)).toHaveLength(1);
+    expect(Object.keys(template.findResources('AWS::ApiGatewayV2::Route')).length).toBe(routes.length + 1);
+    const target = (Object.values(defaults)[0] as any).Properties.Target['Fn::Join'][1][1].Ref;
+    const integration = template.toJSON().Resources[target];
+    expect(JSON.stringify(integration.Properties.IntegrationUri)).toContain(`"${id(stack.functions.get(NOT_FOUND_HANDLER)!)}"`);
+  });
+
+  describe('gives every function what its code needs, and no more', () => {
+    const cases = handlers.map((handler) => [handler] as const);
+
+    it.each(cases)('%s: settings', (handler) => {
+      const fn = stack.functions.get(handler)!;
+      const needs = stack.needs.get(handler)!;
+      const env = synthesized.environment(fn);
+      for (const name of needs.requiredSettings) {
+        expect([name, env[name]]).toEqual([name, expect.anything()]);
+        expect(env[name]).not.toBe('');
+      }
+      // Each resource setting names the resource the function is granted (a reference, resolved at deploy).
+      const references = (name: string, construct: { node: { defaultChild?: unknown } }) =>
+        expect([name, JSON.stringify(env[name] ?? null)]).toEqual([name, expect.stringContaining(`"${id(construct)}"`)]);
+      if (needs.table) references('TABLE_NAME', table);
+      if (needs.bucket) references('MEDIA_BUCKET', bucket);
+      if (needs.upstreamSecret) references('UPSTREAM_SECRET_ARN', upstreamSecret);
+      for (const queue of needs.queues) references(queueUrlSetting(queue), stack.queues.get(queue)!);
+      if (needs.scheduler) references('BROADCAST_QUEUE_ARN', stack.queues.get('broadcasts')!);
+      if (needs.bedrock) expect(env.AI_ALLOWED_MODELS).toBe(AI_MODELS.join(','));
+      // The derivation is the upper bound: a function gets no setting its code does not read.
+      const read = new Set([...needs.requiredSettings, ...needs.optionalSettings, ...PLATFORM_SETTINGS]);
+      const implied = Object.keys(env).filter((name) => !read.has(name));
+      expect(implied.every((name) => /^(TABLE_NAME|MEDIA_BUCKET|UPSTREAM_SECRET_ARN|BUSINESS_TOKEN_SECRET_PREFIX|BROADCAST_QUEUE_ARN|BROADCAST_SCHEDULER_ROLE_ARN|AI_ALLOWED_MODELS|QUEUE_URL_\w+)$/.test(name))).toBe(true);
+      if (!needs.queues.length) expect(Object.keys(env).filter((name) => name.startsWith('QUEUE_URL_'))).toEqual([]);
+    });
+
+    it.each(cases)('%s: grants', (handler) => {
+      const fn = stack.functions.get(handler)!;
+      const needs = stack.needs.get(handler)!;
+      const statements = synthesized.statements(fn);
+      const tableId = id(table);
+      expect(allows(statements, 'dynamodb:PutItem', tableId) && allows(statements, 'dynamodb:Query', tableId)).toBe(needs.table);
+      expect(statements.some((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')))).toBe(needs.table);
+      expect(allows(statements, 'dynamodb:PartiQLSelect', tableId)).toBe(needs.partiql);
+      expect(statements.some((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:PartiQL') && a !== 'dynamodb:PartiQLSelect'))).toBe(false);
+      for (const [queue, q] of stack.queues) {
+        expect([queue, allows(statements, 'sqs:SendMessage', id(q))]).toEqual([queue, needs.queues.includes(queue)]);
+      }
+      expect(allows(statements, 's3:PutObject', id(bucket)) && allows(statements, 's3:GetObject*', id(bucket))).toBe(needs.bucket);
+      expect(statements.some((st) => actionsOf(st).some((a) => a.startsWith('s3:')))).toBe(needs.bucket);
+      expect(allows(statements, 'secretsmanager:GetSecretValue', id(upstreamSecret))).toBe(needs.upstreamSecret);
+      expect(statements.some((st) => JSON.stringify(st.Resource).includes(`:secret:${stack.businessSecretsPrefix}*`))).toBe(needs.businessSecrets);
+      expect(allows(statements, 'scheduler:CreateSchedule') && allows(statements, 'iam:PassRole')).toBe(needs.scheduler);
+      expect(statements.some((st) => actionsOf(st).some((a) => a.startsWith('scheduler:') || a === 'iam:PassRole'))).toBe(needs.scheduler);
+      const bedrock = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('bedrock:')));
+      expect(bedrock.length > 0).toBe(needs.bedrock);
+    });
+
+    it.each(cases)('%s: the handler is inside its asset, and the architecture loads its native binaries', (handler) => {
+      const fn = stack.functions.get(handler)!;
+      const { Metadata, Properties } = synthesized.resource(fn);
+      expect(Metadata).toMatchObject({ 'aws:asset:path': expect.stringMatching(/^asset\./), 'aws:asset:property': 'Code' });
+      const dir = synthesized.assetDir(fn);
+      const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
+      expect(code).toMatch(/export\s*\{[^}]*\bhandler\s*\}|export\s*\{[^}]*\bas handler\b/);
+      const architecture = Properties.Architectures[0];
+      for (const [file, arch] of nativeArchitectures(dir)) expect([file, arch]).toEqual([file, architecture]);
+    });
+  });
+
+  it('derives the needs from the code (spot checks against what the handlers plainly do)', () => {
+    const needs = (handler: string) => stack.needs.get(handler)!;
+    // The reference pages, the handshake and the not-found function touch no table (issue 23, least privilege).
+    for (const handler of ['http/meta/openapi', 'http/meta/docs', 'http/meta/docs-asset', 'http/upstream/verify', NOT_FOUND_HANDLER]) {
+      expect([handler, needs(handler).table]).toEqual([handler, false]);
+    }
+    expect(needs('http/team/list').table).toBe(true);
+    expect(needs('workers/event-fanout')).toMatchObject({ partiql: true, queues: expect.arrayContaining(['webhook-deliveries']) });
+    expect(needs('http/upstream/receive').queues).toContain('upstream-events');
+    expect(needs('workers/media')).toMatchObject({ bucket: true });
+    expect(needs('workers/ai')).toMatchObject({ bedrock: true });
+    expect(needs('http/broadcasts/create')).toMatchObject({ scheduler: true });
+    expect(needs('http/broadcasts/list').scheduler).toBe(false);
+  });
+
+  it('runs the media worker on x86_64 with the x64 sharp and ffmpeg it ships; every other function on arm64 without native code', () => {
+    const media = stack.functions.get('workers/media')!;
+    expect(synthesized.resource(media).Properties.Architectures).toEqual(['x86_64']);
+    const binaries = [...nativeArchitectures(synthesized.assetDir(media)).keys()].join('\n');
+    expect(binaries).toMatch(/sharp-linux-x64/);
+    expect(binaries).toMatch(/@ffmpeg-installer\/linux-x64\/ffmpeg/);
+    for (const handler of handlers.filter((h) => h !== 'workers/media')) {
+      const fn = stack.functions.get(handler)!;
+      expect([handler, synthesized.resource(fn).Properties.Architectures]).toEqual([handler, ['arm64']]);
+      expect([handler, nativeArchitectures(synthesized.assetDir(fn)).size]).toEqual([handler, 0]);
+    }
+  });
+
+  it('grants bedrock:InvokeModel on exactly the models the deployment allows', () => {
+    const ai = synthesized.statements(stack.functions.get('workers/ai')!).filter((st) => actionsOf(st).some((a) => a.startsWith('bedrock:')));
+    expect(ai.flatMap(actionsOf)).toEqual(['bedrock:InvokeModel']);
+    const resources = ai.flatMap((st) => [st.Resource].flat()).map((r) => JSON.stringify(r));
+    expect(resources).toHaveLength(AI_MODELS.length);
+    AI_MODELS.forEach((model, i) => expect(resources[i]).toContain(`::foundation-model/${model}`));
+    expect(resources.join()).not.toContain('*');
+  });
+
+  it('creates the upstream secret with a random app secret and verify token, and the token as the unset marker', () => {
+    const secret = synthesized.resource(upstreamSecret).Properties.GenerateSecretString;
+    expect(secret.GenerateStringKey).toBe('appSecret');
+    expect(secret.PasswordLength).toBeGreaterThanOrEqual(32);
+    // The template as CloudFormation will see it, references shown as <LogicalId>.
+    const parts: unknown[] = secret.SecretStringTemplate['Fn::Join'][1];
+    const shape = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : `<${(p as { Ref: string }).Ref}>`)).join(''));
+    // The verify token is the seed secret's generated value, resolved by CloudFormation at deploy; no app secret is written.
+    expect(shape).toEqual({ token: UNSET_TOKEN, verifyToken: `{{resolve:secretsmanager:<${id(stack.resources.verifyTokenSeed)}>:SecretString:::}}` });
+    expect(synthesized.resource(stack.resources.verifyTokenSeed).Properties.GenerateSecretString.PasswordLength).toBeGreaterThanOrEqual(32);
+  });
+
+  it('runs the outbox sweep every minute', () => {
+    const sweep = id(stack.functions.get(OUTBOX_SWEEP_HANDLER)!);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [sweep, 'Arn'] } })],
+    });
   });
 
   it('defines the single table: pk/sk, the two indexes, TTL, PITR, on-demand', () => {
@@ -81,20 +221,9 @@ describe('CDK stack', () => {
     const policies = template.findResources('AWS::IAM::Policy');
     for (const policy of Object.values(policies)) {
       for (const statement of (policy as any).Properties.PolicyDocument.Statement) {
-        const actions = [statement.Action].flat();
-        for (const action of actions) expect(action).not.toMatch(/^(\*|dynamodb:\*|s3:\*|sqs:\*)$/);
+        for (const action of [statement.Action].flat()) expect(action).not.toMatch(/^(\*|dynamodb:\*|s3:\*|sqs:\*|bedrock:\*|secretsmanager:\*)$/);
       }
     }
-  });
-
-  it('grants PartiQL reads to the event fan-out alone, and no other PartiQL action', () => {
-    const policies = Object.values(template.findResources('AWS::IAM::Policy')) as any[];
-    const withPartiQL = policies.filter((p) => p.Properties.PolicyDocument.Statement.some((st: any) => [st.Action].flat().some((a: string) => a.startsWith('dynamodb:PartiQL'))));
-    expect(withPartiQL).toHaveLength(1);
-    const actions = withPartiQL[0].Properties.PolicyDocument.Statement.flatMap((st: any) => [st.Action].flat()).filter((a: string) => a.startsWith('dynamodb:PartiQL'));
-    expect(actions).toEqual(['dynamodb:PartiQLSelect']);
-    const fanOutRole = stack.functions.get('workers/event-fanout')!.role!;
-    expect(withPartiQL[0].Properties.Roles).toEqual([{ Ref: stack.getLogicalId(fanOutRole.node.defaultChild as any) }]);
   });
 
   it('stays under CloudFormation\'s 500-resource limit', () => {
@@ -111,5 +240,32 @@ describe('CDK stack', () => {
     const badStack = new Stack(bad, 'Bad');
     new s3.Bucket(badStack, 'Open', { enforceSSL: false });
     expect(() => bad.synth()).toThrow(/AwsSolutions-S1|AwsSolutions-S10|server access logs|SSL/i);
+  });
+
+  describe('SAM (npm run sam:env)', () => {
+    const local: LocalStack = {
+      host: 'host.docker.internal', dynamodbPort: 8000, s3Port: 4569, sandboxPort: 3001,
+      sqsEndpoint: 'http://host.docker.internal:9324', secretsManagerEndpoint: 'http://host.docker.internal:9325', schedulerEndpoint: 'http://host.docker.internal:9326',
+      tableName: 'wa-crm', bucket: 'wa-crm-media', upstreamSecretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:wa-crm/upstream', businessSecretsPrefix: 'wa-crm/business-token/',
+    };
+    const { envVars, samTemplate } = samEnvironment(template.toJSON() as any, local);
+
+    it.each(handlers.map((h) => [h]))('%s: every variable of the template has a local value, and the SAM template declares each one', (handler) => {
+      const fn = stack.functions.get(handler)!;
+      const values = envVars[id(fn)];
+      expect(values).toMatchObject({ DYNAMODB_ENDPOINT: 'http://host.docker.internal:8000', S3_ENDPOINT: 'http://host.docker.internal:4569', UPSTREAM_BASE_URL: 'http://host.docker.internal:3001', AWS_ENDPOINT_URL_SQS: local.sqsEndpoint });
+      for (const name of Object.keys(synthesized.environment(fn))) expect([name, values[name]]).toEqual([name, expect.stringMatching(/./)]);
+      const needs = stack.needs.get(handler)!;
+      if (needs.table) expect(values.TABLE_NAME).toBe('wa-crm');
+      for (const queue of needs.queues) expect(values[queueUrlSetting(queue)]).toBe(`${local.sqsEndpoint}/000000000000/${queue}`);
+      const samFunction = samTemplate.Resources[id(fn)];
+      expect(Object.keys(samFunction.Properties.Environment.Variables).sort()).toEqual(Object.keys(values).sort());
+      expect(samFunction.Metadata).toEqual(synthesized.resource(fn).Metadata);
+    });
+
+    it('is an npm script', () => {
+      const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+      expect(pkg.scripts['sam:env']).toBe('tsx infra/sam/env.ts');
+    });
   });
 });

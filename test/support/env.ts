@@ -13,9 +13,6 @@ process.env.AI_PROVIDER ??= 'openai';
 process.env.AI_MODEL ??= 'sandbox-echo';
 process.env.AI_DEBOUNCE_SECONDS ??= '1';
 process.env.ALLOW_PRIVATE_TARGETS ??= '1';
-process.env.UPSTREAM_TOKEN ??= 'sandbox-access-token';
-process.env.UPSTREAM_APP_SECRET ??= 'sandbox-app-secret';
-process.env.UPSTREAM_VERIFY_TOKEN ??= 'sandbox-verify-token';
 
 /**
  * Sets `vars` in process.env for one test file and answers a function that puts back what was there before

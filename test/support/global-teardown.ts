@@ -1,4 +1,5 @@
 export default async function globalTeardown() {
   await (globalThis as any).__QUEUES__?.close();
   await (globalThis as any).__DYNAMO__?.stop();
+  await (globalThis as any).__SECRETS_MANAGER__?.close();
 }

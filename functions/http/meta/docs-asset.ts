@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { endpoint } from '#shared/http/endpoint.ts';
+import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 
 // The package exports only its modules (not package.json): its main entry is dist/index.js, beside dist/browser/.
 const fromPackage = () => readFile(join(dirname(createRequire(import.meta.url).resolve('@scalar/api-reference')), 'browser', 'standalone.js'));
@@ -19,7 +19,7 @@ const assetOnce = () =>
     .catch(fromPackage)
     .then((plain) => ({ plain, gzip: gzipSync(plain, { level: 9 }).toString('base64') })));
 
-export const { handler, spec } = endpoint(
+export const { handler, spec } = publicEndpoint(
   { route: 'GET /docs/scalar.js', summary: 'The docs page renderer (Scalar API reference bundle, JavaScript)', responses: { 200: 'JavaScript' } },
   async ({ headers }) => {
     const asset = await assetOnce();

@@ -2,13 +2,13 @@
  * GET /docs: the API reference as a readable page, rendered on the server from the OpenAPI document
  * (no script, no CDN), so it works offline and in any browser.
  */
-import { endpoint } from '#shared/http/endpoint.ts';
+import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 import { renderDocs } from '#shared/openapi/render.ts';
 import { handler as openapi } from './openapi.ts';
 
 let page: string | undefined;
 
-export const { handler, spec } = endpoint(
+export const { handler, spec } = publicEndpoint(
   { route: 'GET /docs', summary: 'The API reference page (HTML)', responses: { 200: 'HTML page' } },
   async ({ event, requestId }) => {
     if (!page) {

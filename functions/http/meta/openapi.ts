@@ -4,7 +4,7 @@
  * from the handler modules themselves.
  */
 import { readFile } from 'node:fs/promises';
-import { endpoint } from '#shared/http/endpoint.ts';
+import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 
 let cached: Promise<Record<string, unknown>> | undefined;
 
@@ -19,7 +19,7 @@ const documentOnce = () =>
       return buildOpenApi(await loadSpecs((handler) => import(moduleUrl(handler))));
     }));
 
-export const { handler, spec } = endpoint(
+export const { handler, spec } = publicEndpoint(
   { route: 'GET /openapi.json', summary: 'The OpenAPI 3.1 document of this API', responses: { 200: 'OpenAPI document' } },
   async ({ event }) => {
     const doc = await documentOnce();

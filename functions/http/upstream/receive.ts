@@ -1,16 +1,21 @@
 /**
  * POST /webhooks/upstream: upstream notifications (incoming messages, delivery statuses). The signature
- * (`X-Hub-Signature-256`, HMAC-SHA256 of the raw body with the app secret) is checked in constant time; a
- * bad or missing one is a 401 and nothing is stored. The body is acknowledged at once and processed by the
- * upstream-events worker, so the upstream never waits on the service's work.
+ * (`X-Hub-Signature-256`, HMAC-SHA256 of the raw body with the stack secret's app secret) is checked in constant
+ * time; a bad or missing one is a 401 and nothing is stored. A mismatch re-reads the secret once first (it may have
+ * been rotated). While the app secret is a placeholder nothing is accepted: 401, a logged configuration error and
+ * the `UpstreamAppSecretPlaceholder` metric. The body is acknowledged at once and processed by the upstream-events
+ * worker, so the upstream never waits on the service's work.
  */
-import { endpoint } from '#shared/http/endpoint.ts';
+import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 import { ApiError, invalidJson, unauthorized } from '#shared/http/errors.ts';
-import { config } from '#shared/config.ts';
 import { enqueue } from '#shared/queue/queue.ts';
+import { logger } from '#shared/log/logger.ts';
+import { upstreamAppSecretPlaceholder } from '#shared/metrics/metrics.ts';
+import { ConfigurationError } from '#shared/settings/env.ts';
+import { isPlaceholderAppSecret, MIN_APP_SECRET_LENGTH, withRotation } from '#shared/secrets/upstream-credentials.ts';
 import { isValidSignature } from '#shared/upstream/signature.ts';
 
-export const { handler, spec } = endpoint(
+export const { handler, spec } = publicEndpoint(
   {
     route: 'POST /webhooks/upstream',
     summary: 'Receive upstream webhooks (signed with X-Hub-Signature-256)',
@@ -19,7 +24,15 @@ export const { handler, spec } = endpoint(
   },
   async ({ event, headers }) => {
     const raw = event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8')) : Buffer.alloc(0);
-    if (!isValidSignature(raw, headers['x-hub-signature-256'], config.upstreamAppSecret)) {
+    const signature = headers['x-hub-signature-256'];
+    const { ok, credentials } = await withRotation(({ appSecret }) => !isPlaceholderAppSecret(appSecret) && isValidSignature(raw, signature, appSecret));
+    if (!ok) {
+      if (isPlaceholderAppSecret(credentials.appSecret)) {
+        upstreamAppSecretPlaceholder();
+        logger.error('upstream webhook refused: the app secret is a placeholder', {
+          error: new ConfigurationError('UPSTREAM_SECRET_ARN', `names a secret whose appSecret is a placeholder ("set-me" or under ${MIN_APP_SECRET_LENGTH} characters): put the Meta app's secret there`),
+        });
+      }
       throw unauthorized('Missing or invalid X-Hub-Signature-256');
     }
     let payload: unknown;

@@ -1,12 +1,14 @@
-/** GET /webhooks/upstream: the upstream's subscription handshake (hub.mode, hub.verify_token, hub.challenge). */
-import { endpoint } from '#shared/http/endpoint.ts';
+/**
+ * GET /webhooks/upstream: the upstream's subscription handshake (hub.mode, hub.verify_token, hub.challenge). The
+ * token is compared with the stack secret's verifyToken by digest in constant time (a mismatch re-reads the secret
+ * once: it may have been rotated); every wrong token is a 403.
+ */
+import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 import { forbidden } from '#shared/http/errors.ts';
-import { config } from '#shared/config.ts';
-import { timingSafeEqual } from 'node:crypto';
+import { withRotation } from '#shared/secrets/upstream-credentials.ts';
+import { sameSecret } from '#shared/upstream/signature.ts';
 
-const sameSecret = (a: string, b: string) => a.length === b.length && a.length > 0 && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-
-export const { handler, spec } = endpoint(
+export const { handler, spec } = publicEndpoint(
   {
     route: 'GET /webhooks/upstream',
     summary: 'Upstream webhook verification handshake',
@@ -14,9 +16,10 @@ export const { handler, spec } = endpoint(
   },
   async ({ event }) => {
     const q = event.queryStringParameters ?? {};
-    if (q['hub.mode'] !== 'subscribe' || !sameSecret(String(q['hub.verify_token'] ?? ''), config.upstreamVerifyToken) || !q['hub.challenge']) {
-      throw forbidden('Webhook verification failed: wrong hub.mode or hub.verify_token');
-    }
+    const fail = () => forbidden('Webhook verification failed: wrong hub.mode or hub.verify_token');
+    if (q['hub.mode'] !== 'subscribe' || !q['hub.challenge']) throw fail();
+    const given = String(q['hub.verify_token'] ?? '');
+    if (!(await withRotation(({ verifyToken }) => sameSecret(given, verifyToken))).ok) throw fail();
     return { statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: String(q['hub.challenge']) };
   },
 );

@@ -8,7 +8,11 @@
  *               GET /{version}/{waba-id}/message_templates, GET /__sandbox/media/{id}/download (the media URL).
  * Control:      POST /__sandbox/inbound, GET /__sandbox/sent, POST /__sandbox/status, POST /__sandbox/faults
  *               ({ kind: error500 | throttle | hang | error, code?, count?, target? }),
- *               POST /__sandbox/window, POST /__sandbox/reset.
+ *               POST /__sandbox/window, POST /__sandbox/reset,
+ *               POST /__sandbox/tokens ({ phone_number_id, token }: that number's own token, the only one it accepts
+ *               from then on; again to rotate it), GET /__sandbox/requests (every Graph call with its Authorization).
+ *
+ * Tokens: the stack's `accessToken` works for every number without a token of its own and for template lists.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -70,7 +74,12 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   let baseUrl = '';
   const hanging = new Set<ServerResponse>();
 
-  const authorized = (req: IncomingMessage) => req.headers.authorization === `Bearer ${opts.accessToken}`;
+  /** Whether the call's token may act for `phoneNumberId` (undefined: a call not tied to a number, e.g. a WABA's templates). */
+  const authorized = (req: IncomingMessage, phoneNumberId: string | undefined) => {
+    const own = phoneNumberId === undefined ? undefined : state.tokens.get(phoneNumberId);
+    const accepted = own !== undefined ? [own] : phoneNumberId === undefined ? [opts.accessToken, ...state.tokens.values()] : [opts.accessToken];
+    return accepted.some((token) => req.headers.authorization === `Bearer ${token}`);
+  };
 
   const phoneNumberOr = (given: unknown): string => {
     const id = typeof given === 'string' && given ? given : state.defaultPhoneNumberId;
@@ -170,14 +179,22 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       else state.lastInbound.set(key, body.at !== undefined ? toEpochMs(body.at) : Date.now());
       return send(res, 200, { success: true });
     }
+    if (req.method === 'POST' && path === '/__sandbox/tokens') {
+      const body = parseJson(await readBody(req));
+      if (typeof body.token !== 'string' || !body.token) throw sandboxErrors.invalidParameter('token is required');
+      state.tokens.set(phoneNumberOr(body.phone_number_id), body.token);
+      return send(res, 200, { success: true });
+    }
+    if (req.method === 'GET' && path === '/__sandbox/requests') return send(res, 200, state.requests);
     if (req.method === 'POST' && path === '/__sandbox/reset') {
       state.reset();
       return send(res, 200, { success: true });
     }
     const download = /^\/__sandbox\/media\/([^/]+)\/download$/.exec(path);
     if (req.method === 'GET' && download) {
-      if (!authorized(req)) throw sandboxErrors.badToken();
       const media = state.media.get(download[1]);
+      state.requests.push({ method: 'GET', path, authorization: req.headers.authorization });
+      if (!authorized(req, media?.phoneNumberId)) throw sandboxErrors.badToken();
       if (!media) return send(res, 404, { error: { message: 'Media not found', code: 100 } });
       res.writeHead(200, { 'content-type': media.mimeType, 'content-length': String(media.bytes.length) });
       res.end(media.bytes);
@@ -190,8 +207,10 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const graph = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     const parts = url.pathname.split('/').filter(Boolean);
     if (parts.length < 2 || !/^v\d+(\.\d+)?$/.test(parts[0])) throw sandboxErrors.unknownPath(url.pathname);
-    if (!authorized(req)) throw sandboxErrors.badToken();
     const [, id, edge] = parts;
+    state.requests.push({ method: req.method ?? 'GET', path: url.pathname, authorization: req.headers.authorization });
+    const number = edge === 'messages' || edge === 'media' ? id : parts.length === 2 ? state.media.get(id)?.phoneNumberId : undefined;
+    if (!authorized(req, number)) throw sandboxErrors.badToken();
 
     if (req.method === 'POST' && edge === 'messages' && parts.length === 3) {
       if (fault(res, 'messages')) return;

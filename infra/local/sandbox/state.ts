@@ -19,6 +19,13 @@ export interface StoredMedia {
   uploadedAt: string;
 }
 
+/** One Graph API call as the sandbox received it (the Authorization header shows which token a call carried). */
+export interface GraphRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+}
+
 export type FaultKind = 'error500' | 'throttle' | 'hang' | 'error';
 
 export interface Fault {
@@ -50,6 +57,9 @@ export class SandboxState {
   /** wamids of inbound messages (reaction targets) → their chat. */
   readonly inbound = new Map<string, { phoneNumberId: string; from: string }>();
   faults: Fault[] = [];
+  /** A number whose business brought its own access token accepts only that token (as a WABA-scoped Meta token would). */
+  readonly tokens = new Map<string, string>();
+  readonly requests: GraphRequest[] = [];
   defaultPhoneNumberId: string | undefined;
 
   windowKey = (phoneNumberId: string, recipient: string) => `${phoneNumberId}:${digits(recipient)}`;
@@ -88,5 +98,7 @@ export class SandboxState {
     this.lastInbound.clear();
     this.inbound.clear();
     this.faults = [];
+    this.tokens.clear();
+    this.requests.length = 0;
   }
 }

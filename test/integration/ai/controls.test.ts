@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
 import { getConversationAi } from '#shared/ai/conversation-ai.ts';
 import { putConversation } from './fixtures.ts';
+import { overrideEnv } from '../../support/env.ts';
 
 const minutesFromNow = (iso: string) => (Date.parse(iso) - Date.now()) / 60_000;
 
@@ -195,9 +196,12 @@ describe('agent settings', () => {
     const tenant = await newTenant(['agent:write']);
     const before = await invoke('GET /agent/v1/settings', { apiKey: tenant.apiKey });
 
+    const restore = overrideEnv({ AI_ALLOWED_MODELS: 'my-model' });
+
     // Act
     const patched = await invoke('PATCH /agent/v1/settings', { apiKey: tenant.apiKey, body: { systemPrompt: 'Answer like a pirate.', model: 'my-model', handoffPauseMinutes: 30 } });
     const reset = await invoke('PATCH /agent/v1/settings', { apiKey: tenant.apiKey, body: { model: null } });
+    restore();
 
     // Assess
     expect(before.status).toBe(200);
@@ -205,6 +209,32 @@ describe('agent settings', () => {
     expect(patched.status).toBe(200);
     expect(patched.body.settings).toMatchObject({ systemPrompt: 'Answer like a pirate.', model: 'my-model', handoffPauseMinutes: 30, enabled: true });
     expect(reset.body.settings).toMatchObject({ systemPrompt: 'Answer like a pirate.', model: before.body.settings.model, handoffPauseMinutes: 30 });
+  });
+
+  it('lets a business choose only the models the deployment allows: any other is 400 naming them, a withdrawn one falls back to the default', async () => {
+    // Prepare: the deployment allows two models besides its default
+    const tenant = await newTenant(['agent:write']);
+    const restore = overrideEnv({ AI_ALLOWED_MODELS: 'model-a, model-b' });
+    try {
+      const defaultModel = (await invoke('GET /agent/v1/settings', { apiKey: tenant.apiKey })).body.settings.model;
+
+      // Act
+      const chosen = await invoke('PATCH /agent/v1/settings', { apiKey: tenant.apiKey, body: { model: 'model-b' } });
+      const refused = await invoke('PATCH /agent/v1/settings', { apiKey: tenant.apiKey, body: { model: 'anthropic.claude-opus-4-v1:0' } });
+      const afterRefusal = await invoke('GET /agent/v1/settings', { apiKey: tenant.apiKey });
+      process.env.AI_ALLOWED_MODELS = 'model-a';
+      const withdrawn = await invoke('GET /agent/v1/settings', { apiKey: tenant.apiKey });
+
+      // Assess
+      expect(chosen.status).toBe(200);
+      expect(chosen.body.settings.model).toBe('model-b');
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ error: 'validation_error', details: { model: [expect.stringContaining(`${defaultModel}, model-a, model-b`)] } });
+      expect(afterRefusal.body.settings.model).toBe('model-b');
+      expect(withdrawn.body.settings.model).toBe(defaultModel);
+    } finally {
+      restore();
+    }
   });
 
   it.each([

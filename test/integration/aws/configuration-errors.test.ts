@@ -12,6 +12,7 @@ import { ConfigurationError } from '#shared/settings/env.ts';
 import { signatureOf } from '#shared/upstream/signature.ts';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 let queues: QueueSink;
 let tenant: TestTenant;
@@ -85,7 +86,7 @@ describe('an endpoint without a setting it needs', () => {
 
   it('answers an upstream webhook 500 without QUEUE_URL_UPSTREAM_EVENTS, so that the upstream delivers it again', async () => {
     const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
-    const headers = { 'x-hub-signature-256': signatureOf(raw, process.env.UPSTREAM_APP_SECRET!) };
+    const headers = { 'x-hub-signature-256': signatureOf(raw, TEST_UPSTREAM.appSecret) };
     const { result, logged } = await without('QUEUE_URL_UPSTREAM_EVENTS', () => invoke('POST /webhooks/upstream', { rawBody: raw, headers }));
     expectConfigurationReply(result, logged, 'QUEUE_URL_UPSTREAM_EVENTS');
     expect(queues.sqs.messages('upstream-events')).toEqual([]);

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 export interface MediaHarness {
   sandbox: { url: string; state: any; close(): Promise<void> };
@@ -16,7 +17,7 @@ export async function startMediaHarness(): Promise<MediaHarness> {
   const { startSandbox } = await import('#infra/local/sandbox/server.ts');
   const bucket = 'wa-crm-media-test';
   const s3 = await startS3(0, bucket);
-  const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: 'http://127.0.0.1:9/unused', appSecret: 'sandbox-app-secret', accessToken: 'sandbox-access-token' });
+  const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: 'http://127.0.0.1:9/unused', appSecret: TEST_UPSTREAM.appSecret, accessToken: TEST_UPSTREAM.token });
   Object.assign(process.env, { S3_ENDPOINT: s3.endpoint, MEDIA_BUCKET: bucket, UPSTREAM_BASE_URL: sandbox.url, UPSTREAM_MAX_ATTEMPTS: '1' });
   return {
     sandbox,

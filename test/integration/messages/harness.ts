@@ -10,6 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 import type { QueueName } from '#shared/queue/queue.ts';
 import { startQueueSink } from '../../support/queues.ts';
 
@@ -30,7 +31,7 @@ export async function startHarness() {
   const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/webhooks/upstream`;
 
   const { startSandbox } = await import('#infra/local/sandbox/server.ts');
-  const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: relayUrl, appSecret: process.env.UPSTREAM_APP_SECRET!, accessToken: process.env.UPSTREAM_TOKEN! });
+  const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: relayUrl, appSecret: TEST_UPSTREAM.appSecret, accessToken: TEST_UPSTREAM.token });
   process.env.UPSTREAM_BASE_URL = sandbox.url;
 
   const queues = await startQueueSink();

@@ -5,6 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { startHarness, randomPhone, type Harness } from './harness.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -12,11 +13,11 @@ beforeAll(async () => {
 });
 afterAll(() => h?.stop());
 
-const sign = (body: string) => `sha256=${createHmac('sha256', process.env.UPSTREAM_APP_SECRET!).update(body).digest('hex')}`;
+const sign = (body: string) => `sha256=${createHmac('sha256', TEST_UPSTREAM.appSecret).update(body).digest('hex')}`;
 
 describe('GET /webhooks/upstream', () => {
   it('echoes hub.challenge as text for the right verify token, 403 otherwise', async () => {
-    const ok = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': process.env.UPSTREAM_VERIFY_TOKEN!, 'hub.challenge': '1158201444' } });
+    const ok = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': TEST_UPSTREAM.verifyToken, 'hub.challenge': '1158201444' } });
     expect(ok.status).toBe(200);
     expect(ok.body).toBe(1158201444);
     expect(ok.headers['content-type']).toMatch(/text\/plain/);

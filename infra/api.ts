@@ -1,0 +1,46 @@
+/**
+ * The HTTP API: one route per row of the route table, each to the function of its handler module, and the
+ * `$default` route (every request no row matches) to the not-found function, which answers 404 or 405 with `Allow`
+ * exactly as the local server does.
+ */
+import { RemovalPolicy, type Stack, aws_apigatewayv2 as apigw, aws_apigatewayv2_integrations as integrations, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
+import { routes } from '../functions/routes.ts';
+import { pascal } from './names.ts';
+
+export function createApi(stack: Stack, functions: Map<string, lambda.IFunction>, notFound: lambda.IFunction): apigw.HttpApi {
+  const api = new apigw.HttpApi(stack, 'Api', {
+    description: 'WhatsApp Business messaging and CRM API',
+    createDefaultStage: false,
+    defaultIntegration: new integrations.HttpLambdaIntegration('NotFoundIntegration', notFound),
+  });
+  const stage = api.addStage('DefaultStage', {
+    stageName: '$default',
+    autoDeploy: true,
+    // A backstop behind the per-key limits enforced in the functions.
+    throttle: { rateLimit: 500, burstLimit: 1000 },
+  });
+  const accessLogGroup = new logs.LogGroup(stack, 'ApiAccessLogs', { retention: logs.RetentionDays.THREE_MONTHS, removalPolicy: RemovalPolicy.DESTROY });
+  (stage.node.defaultChild as apigw.CfnStage).accessLogSettings = {
+    destinationArn: accessLogGroup.logGroupArn,
+    format: JSON.stringify({
+      requestId: '$context.requestId',
+      ip: '$context.identity.sourceIp',
+      requestTime: '$context.requestTime',
+      routeKey: '$context.routeKey',
+      status: '$context.status',
+      latency: '$context.responseLatency',
+      integrationError: '$context.integrationErrorMessage',
+    }),
+  };
+
+  const apiIntegrations = new Map<string, integrations.HttpLambdaIntegration>();
+  for (const route of routes) {
+    let integration = apiIntegrations.get(route.handler);
+    if (!integration) {
+      integration = new integrations.HttpLambdaIntegration(`${pascal(route.handler)}Integration`, functions.get(route.handler)!);
+      apiIntegrations.set(route.handler, integration);
+    }
+    api.addRoutes({ path: route.path, methods: [route.method as apigw.HttpMethod], integration });
+  }
+  return api;
+}

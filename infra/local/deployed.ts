@@ -1,0 +1,151 @@
+/**
+ * The service as `cdk deploy` configures it, run on this machine: every function starts in a process of its own
+ * (infra/local/lambda/process.ts) with the environment the synthesized template gives it, its references resolved
+ * to the local stand-ins (infra/local/template-env.ts). Nothing of the local runtime's own defaults reaches a
+ * function: a setting the template forgets is missing here too, and the function fails as it would in AWS.
+ *
+ * What the template cannot say, because AWS supplies it, is added the way AWS supplies it:
+ * - the Lambda runtime's variables (region, credentials, function name);
+ * - where each AWS service is (the SDK's standard `AWS_ENDPOINT_URL_<SERVICE>` variables, and the DynamoDB and S3
+ *   endpoints of DynamoDB Local and the local S3) and where the WhatsApp Cloud API is (the sandbox).
+ * One value of the template is replaced: `ALLOW_PRIVATE_TARGETS`, because every webhook receiver and media host a
+ * test can run is on loopback, which a deployed stack rightly refuses.
+ *
+ * The API server routes like API Gateway (unmatched requests go to the `$default` route's function when the
+ * template has one); the SQS stand-in's pump invokes the worker functions; the Scheduler stand-in fires schedules
+ * into the queues. Used by test/e2e/deployed/.
+ */
+import { App } from 'aws-cdk-lib';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { workers, type QueueName } from '#functions/routes.ts';
+import { ServiceStack } from '#infra/stack.ts';
+import { FunctionProcess } from './lambda/process.ts';
+import { templateFunctions, type CfnTemplate, type LocalResource } from './template-env.ts';
+import { LOCAL_ACCOUNT, LOCAL_REGION } from './aws/sqs.ts';
+import { SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
+import type { LocalQueues } from './queues.ts';
+
+export interface DeployedStackOptions {
+  /** A running DynamoDB Local; the table is created if missing. */
+  dynamodbEndpoint: string;
+  tableName: string;
+  /** The queues whose worker functions run (default: all but `ai`, whose deployed provider is Bedrock). */
+  queues?: QueueName[];
+  /** Show the functions' own output (their logs). */
+  verbose?: boolean;
+}
+
+export interface DeployedStack {
+  url: string;
+  sandboxUrl: string;
+  queues: LocalQueues;
+  /** The environment each started function was given, by handler module (for assertions). */
+  environments: Map<string, Record<string, string>>;
+  stop(): Promise<void>;
+}
+
+/** Synthesizes the stack as `cdk synth` does (without bundling: the functions run from source here). */
+function synthesize(): { stack: ServiceStack; template: CfnTemplate } {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new ServiceStack(app, 'Deployed', { env: { account: LOCAL_ACCOUNT, region: LOCAL_REGION } });
+  const template = app.synth().getStackByName(stack.stackName).template as CfnTemplate;
+  return { stack, template };
+}
+
+const logicalId = (stack: ServiceStack, construct: { node: { defaultChild?: unknown } }): string =>
+  stack.getLogicalId(construct.node.defaultChild as never);
+
+export async function startDeployedStack(options: DeployedStackOptions): Promise<DeployedStack> {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  };
+  try {
+    const { stack, template } = synthesize();
+    const { ensureTable } = await import('./dynamo.ts');
+    const { startS3 } = await import('./s3.ts');
+    const { startSecretsManager } = await import('./aws/secrets-manager.ts');
+    const { startQueueServices } = await import('./aws/queue-services.ts');
+    const { LocalQueues } = await import('./queues.ts');
+    const { startSandbox } = await import('./sandbox/server.ts');
+    const { startApiServer } = await import('./server.ts');
+
+    await ensureTable(options.dynamodbEndpoint, options.tableName);
+    const bucket = 'deployed-media';
+    const s3 = await startS3(0, bucket);
+    stops.push(s3.stop);
+    const secretsManager = await startSecretsManager({ region: LOCAL_REGION });
+    stops.push(secretsManager.close);
+    const upstreamSecretArn = secretsManager.putSecret('deployed/upstream', JSON.stringify({ token: SANDBOX_TOKEN, appSecret: SANDBOX_APP_SECRET, verifyToken: SANDBOX_VERIFY_TOKEN }));
+    const services = await startQueueServices();
+
+    // Each resource a function's environment refers to, as it exists on this machine.
+    const resources: Record<string, LocalResource> = {
+      [logicalId(stack, stack.table)]: { ref: options.tableName },
+      [logicalId(stack, stack.bucket)]: { ref: bucket, attributes: { Arn: `arn:aws:s3:::${bucket}` } },
+      [logicalId(stack, stack.resources.upstreamSecret)]: { ref: upstreamSecretArn },
+    };
+    for (const [name, queue] of stack.queues) {
+      resources[logicalId(stack, queue)] = { ref: services.sqs.queueUrl(name), attributes: { Arn: services.sqs.queueArn(name), QueueName: name } };
+    }
+    for (const [id, r] of Object.entries(template.Resources)) {
+      if (r.Type === 'AWS::IAM::Role') resources[id] = { ref: id, attributes: { Arn: `arn:aws:iam::${LOCAL_ACCOUNT}:role/${id}` } };
+    }
+    const byLogicalId = templateFunctions(template, { region: LOCAL_REGION, accountId: LOCAL_ACCOUNT, resources });
+
+    let sandboxUrl = '';
+    const environments = new Map<string, Record<string, string>>();
+    const processes = new Map<string, FunctionProcess>();
+    const functionOf = (module: string): FunctionProcess => {
+      let p = processes.get(module);
+      if (p) return p;
+      const fn = stack.functions.get(module);
+      if (!fn) throw new Error(`deployed: the template has no function for ${module}`);
+      const configured = byLogicalId.get(logicalId(stack, fn));
+      if (!configured) throw new Error(`deployed: no template resource for ${module}`);
+      const endpoints = Object.fromEntries(Object.entries(services.environment).filter(([k]) => k.startsWith('AWS_ENDPOINT_URL_')));
+      const environment: Record<string, string> = {
+        ...configured.environment,
+        // What the Lambda service itself sets in every function's environment.
+        AWS_REGION: LOCAL_REGION,
+        AWS_DEFAULT_REGION: LOCAL_REGION,
+        AWS_ACCESS_KEY_ID: 'local',
+        AWS_SECRET_ACCESS_KEY: 'local',
+        AWS_LAMBDA_FUNCTION_NAME: module.replace(/\//g, '-'),
+        AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(configured.memoryMb),
+        // Where the AWS services and the Cloud API are on this machine.
+        ...endpoints,
+        AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint,
+        DYNAMODB_ENDPOINT: options.dynamodbEndpoint,
+        S3_ENDPOINT: s3.endpoint,
+        UPSTREAM_BASE_URL: sandboxUrl,
+        ALLOW_PRIVATE_TARGETS: 'true',
+      };
+      environments.set(module, environment);
+      p = new FunctionProcess({ module, environment, timeoutMs: configured.timeoutSeconds * 1000, stdio: options.verbose ? 'inherit' : 'ignore' });
+      processes.set(module, p);
+      return p;
+    };
+    stops.push(async () => {
+      await Promise.all([...processes.values()].map((p) => p.stop()));
+    });
+
+    const queues = new LocalQueues(services, {
+      retryDelayMs: 200,
+      queues: options.queues ?? workers.map((w) => w.queue).filter((q) => q !== 'ai'),
+      load: async (worker) => (event) => functionOf(worker.handler).invoke(event),
+    }).start();
+    stops.push(() => queues.stop());
+
+    const api = await startApiServer(0, '127.0.0.1', (module, event) => functionOf(module).invoke<APIGatewayProxyStructuredResultV2>(event));
+    stops.push(api.close);
+    const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: `${api.url}/webhooks/upstream`, appSecret: SANDBOX_APP_SECRET, accessToken: SANDBOX_TOKEN });
+    stops.push(sandbox.close);
+    sandboxUrl = sandbox.url;
+
+    return { url: api.url, sandboxUrl: sandbox.url, queues, environments, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

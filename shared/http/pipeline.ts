@@ -1,0 +1,142 @@
+/**
+ * The request pipeline every HTTP Lambda runs, on middy:
+ *   error mapping → request id + logging → guards (auth + scope, rate limit) → body parsing → validation → handler → JSON reply.
+ *
+ * The guards are given by the caller: `endpoint` (shared/http/endpoint.ts) for API-key routes, `publicEndpoint`
+ * (shared/http/public-endpoint.ts) for the routes that authenticate otherwise or not at all, whose bundles then carry
+ * no table client (and whose functions get no table grant).
+ */
+import middy, { type MiddlewareObj } from '@middy/core';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import * as v from 'valibot';
+import { findRoute, type Route } from '#functions/routes.ts';
+import { logger } from '#shared/log/logger.ts';
+import { ConfigurationError } from '#shared/settings/env.ts';
+import { ApiError, validationError, type FieldErrors } from './errors.ts';
+import type { AuthContext } from '#shared/auth/context.ts';
+import { jsonBody, multipartBody, type BodyKind } from './middleware/body.ts';
+import { json, type HandlerResult, type Reply } from './reply.ts';
+import { state } from './state.ts';
+import { toFieldErrors } from './validation.ts';
+
+export type AnySchema = v.GenericSchema | v.GenericSchemaAsync;
+
+export interface EndpointSpec<B extends AnySchema | undefined, Q extends AnySchema | undefined, P extends AnySchema | undefined> {
+  /** `METHOD /path` exactly as in functions/routes.ts. */
+  route: string;
+  summary?: string;
+  body?: B;
+  query?: Q;
+  params?: P;
+  bodyKind?: BodyKind;
+  /** Turns validation failures into the area's error shape (default: 400 `validation_error` with `details`). */
+  invalid?: (details: FieldErrors, where: 'body' | 'query' | 'params') => ApiError;
+  /** Status codes and descriptions for the OpenAPI document. */
+  responses?: Record<number, string>;
+}
+
+export type Out<S> = S extends AnySchema ? v.InferOutput<S> : undefined;
+
+export interface RequestContext<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  auth: AuthContext;
+  headers: Record<string, string | undefined>;
+  event: APIGatewayProxyEventV2;
+  requestId: string;
+}
+
+export type Run<B, Q, P> = (ctx: RequestContext<B, Q, P>) => Promise<HandlerResult | Reply>;
+
+const isReply = (x: unknown): x is Reply => typeof x === 'object' && x !== null && 'statusCode' in x;
+
+const validate = async (schema: AnySchema | undefined, value: unknown, where: 'body' | 'query' | 'params', invalid: EndpointSpec<any, any, any>['invalid']) => {
+  if (!schema) return value;
+  const parsed = await v.safeParseAsync(schema, value);
+  if (parsed.success) return parsed.output;
+  const details = toFieldErrors(parsed.issues);
+  throw invalid ? invalid(details, where) : validationError(details, `Invalid ${where}: ${Object.keys(details).join(', ')}`);
+};
+
+const TABLE_THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
+/** Maps every error to a JSON reply; an unknown error is a bug, logged with its stack and answered 500. */
+export const toReply = (err: unknown, extraHeaders: Record<string, string> = {}): Reply => {
+  if (err instanceof ApiError) return json(err.status, err.body, { ...extraHeaders, ...err.headers });
+  const status = (err as any)?.statusCode ?? (err as any)?.status;
+  // Middlewares from middy raise http-errors (e.g. a multipart parse failure): client errors stay client errors.
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return json(status, { error: status === 413 ? 'payload_too_large' : 'validation_error', message: (err as Error).message }, extraHeaders);
+  }
+  // The table still throttling after the SDK's own retries is capacity, not a bug: a retryable 503.
+  if (TABLE_THROTTLING.has((err as Error)?.name)) {
+    logger.warn('table throttled', { error: err as Error });
+    return json(503, { error: 'service_unavailable', message: 'The service is busy; retry shortly' }, { ...extraHeaders, 'Retry-After': '1' });
+  }
+  // middy's early time-out (just before Lambda's own): the work took too long, typically under heavy contention.
+  if ((err as Error)?.name === 'TimeoutError') {
+    logger.warn('request timed out', { error: err as Error });
+    return json(503, { error: 'service_unavailable', message: 'The request took too long; retry shortly' }, { ...extraHeaders, 'Retry-After': '1' });
+  }
+  // A setting the function needs is missing or malformed: the operator's defect, named in the log only. The client
+  // (a business calling the API) gets the kind of failure but not the deployment's variable names.
+  if (err instanceof ConfigurationError) {
+    logger.error('configuration error', { variable: err.variable, error: err });
+    return json(500, { error: 'configuration_error', message: 'The service is not configured correctly; its operator can find the missing setting in the logs' }, extraHeaders);
+  }
+  logger.error('unhandled error', { error: err as Error });
+  return json(500, { error: 'internal_error', message: 'An unexpected error occurred' }, extraHeaders);
+};
+
+export type Guards = (route: Route) => MiddlewareObj<APIGatewayProxyEventV2, Reply>[];
+
+export function buildEndpoint<B extends AnySchema | undefined = undefined, Q extends AnySchema | undefined = undefined, P extends AnySchema | undefined = undefined>(
+  spec: EndpointSpec<B, Q, P>,
+  run: Run<Out<B>, Out<Q>, Out<P>>,
+  guards: Guards,
+) {
+  const route: Route = findRoute(spec.route);
+  const bodyKind: BodyKind = spec.bodyKind ?? (route.method === 'GET' || route.method === 'DELETE' ? 'none' : 'json');
+
+  const core = async (event: APIGatewayProxyEventV2, context: Context): Promise<Reply> => {
+    const s = state(event);
+    const body = await validate(spec.body, s.body, 'body', spec.invalid);
+    const query = await validate(spec.query, event.queryStringParameters ?? {}, 'query', spec.invalid);
+    const params = await validate(spec.params, event.pathParameters ?? {}, 'params', spec.invalid);
+    const out = await run({
+      body: body as Out<B>,
+      query: query as Out<Q>,
+      params: params as Out<P>,
+      auth: s.auth as AuthContext,
+      headers: event.headers ?? {},
+      event,
+      requestId: event.requestContext?.requestId ?? context.awsRequestId,
+    });
+    const reply = isReply(out) ? out : json(out.status, out.body, out.headers);
+    reply.headers = { ...s.rateHeaders, ...reply.headers };
+    return reply;
+  };
+
+  const stack = middy<APIGatewayProxyEventV2, Reply>()
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use({
+      // The outermost error mapper: also catches what auth, limits and parsing throw.
+      onError: async (request) => {
+        request.response = toReply(request.error, state(request.event).rateHeaders);
+      },
+    })
+    .use({
+      before: async (request) => {
+        logger.appendKeys({ requestId: request.event.requestContext?.requestId, route: spec.route });
+      },
+    });
+  for (const guard of guards(route)) stack.use(guard);
+  if (bodyKind === 'json') stack.use(jsonBody());
+  if (bodyKind === 'multipart') stack.use(multipartBody());
+
+  return { handler: stack.handler(core), spec: { ...spec, method: route.method, path: route.path, scope: route.scope, bodyKind } };
+}
+
+export type EndpointModule = ReturnType<typeof buildEndpoint>;

@@ -1,0 +1,71 @@
+/**
+ * Which route takes a request, as API Gateway decides it (a path's literal segments beat parameters), and the
+ * answer when none does: 405 with `Allow` for a known path asked with another method, else 404 `not_found`.
+ * One rule for both runtimes: the local server (infra/local/server.ts) and, in AWS, the function behind the
+ * HTTP API's `$default` route (functions/http/meta/not-found.ts).
+ */
+import { json, type Reply } from './reply.ts';
+
+export interface RoutePattern {
+  method: string;
+  /** `/segments/{id}/contacts/{contactId}`: literal segments and `{name}` parameters. */
+  path: string;
+}
+
+export type RouteMatch<R> = { route: R; params: Record<string, string> } | { allowed: string[] } | undefined;
+
+interface Compiled<R> {
+  route: R;
+  regex: RegExp;
+  names: string[];
+  literalSegments: number;
+}
+
+const compile = <R extends RoutePattern>(route: R): Compiled<R> => {
+  const names: string[] = [];
+  const segments = route.path.split('/').filter(Boolean);
+  const pattern = segments
+    .map((seg) => {
+      const m = /^\{(\w+)\}$/.exec(seg);
+      if (m) {
+        names.push(m[1]);
+        return '/([^/]+)';
+      }
+      return `/${seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
+    })
+    .join('');
+  return { route, regex: new RegExp(`^${pattern}/?$`), names, literalSegments: segments.filter((s) => !s.startsWith('{')).length };
+};
+
+const decode = (raw: string) => {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+};
+
+/** A matcher over `routes`: the route and its decoded path parameters, or the methods the path allows, or nothing. */
+export function routeMatcher<R extends RoutePattern>(routes: readonly R[]): (method: string, path: string) => RouteMatch<R> {
+  // API Gateway picks the most specific route: more literal segments first.
+  const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
+  return (method, path) => {
+    const allowed: string[] = [];
+    for (const c of compiled) {
+      const m = c.regex.exec(path);
+      if (!m) continue;
+      if (c.route.method !== method) {
+        allowed.push(c.route.method);
+        continue;
+      }
+      return { route: c.route, params: Object.fromEntries(c.names.map((name, i) => [name, decode(m[i + 1])])) };
+    }
+    return allowed.length ? { allowed: [...new Set(allowed)] } : undefined;
+  };
+}
+
+/** The answer to a request no route takes (`allowed`: the methods its path has, if any). */
+export const noRouteReply = (method: string, path: string, allowed: string[] = []): Reply =>
+  allowed.length
+    ? json(405, { error: 'method_not_allowed', message: `${method} is not allowed on ${path}; allowed methods: ${allowed.join(', ')}` }, { allow: allowed.join(', ') })
+    : json(404, { error: 'not_found', message: `No route for ${method} ${path}` });

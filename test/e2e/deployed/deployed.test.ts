@@ -1,0 +1,113 @@
+/**
+ * The main flows with every function started from the environment the synthesized template gives it (references
+ * resolved to the local stand-ins), each in a process of its own (infra/local/deployed.ts): what `cdk deploy` puts in
+ * a customer's account, run on this machine. A setting or a code path the template does not provide fails here.
+ *
+ * Prepare: a business and key written to the shared table by this test process. Act: HTTP calls to the API, the
+ * sandbox playing WhatsApp and the customer. Assess: through the API, the sandbox's records and a webhook receiver.
+ */
+import { createHmac } from 'node:crypto';
+import { startDeployedStack, type DeployedStack } from '#infra/local/deployed.ts';
+import { callSandbox, callWith, startReceiver, type Call } from '../../support/http.ts';
+import { newTenant, type TestTenant } from '../../support/api.ts';
+import { randomPhone } from '../messages/stack.ts';
+
+let d: DeployedStack;
+let tenant: TestTenant;
+let call: Call;
+let sandbox: ReturnType<typeof callSandbox>;
+
+beforeAll(async () => {
+  d = await startDeployedStack({ dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME! });
+  tenant = await newTenant(undefined, 'Deployed-mode e2e');
+  call = callWith(d.url, tenant.apiKey);
+  sandbox = callSandbox(d.sandboxUrl);
+}, 120_000);
+afterAll(() => d?.stop());
+
+const inbound = async (from: string, text: string) => {
+  const res = await sandbox('POST', '/__sandbox/inbound', { from, text, phone_number_id: tenant.phoneNumberId });
+  expect(res.status).toBe(200);
+  await d.queues.idle(60_000);
+  return res.body as { wamid: string };
+};
+
+describe('deployed mode: functions configured by the synthesized template', () => {
+  it('receives a signed inbound webhook, sends a text with the secret token, and applies its status webhook', async () => {
+    const to = randomPhone();
+    const received = await inbound(to, 'Hola, ¿tienen envíos?');
+
+    const sent = await call('POST', '/messages/v1', { to, content: 'Sí, a todo el país.' });
+    expect(sent.status).toBe(200);
+    expect(sent.body.data).toMatchObject({ status: 'sent', conversationId: expect.any(String) });
+    const payloads = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[];
+    expect(payloads.map((p) => p.text?.body)).toContain('Sí, a todo el país.');
+
+    const wamid = sent.body.messages[0].wamid;
+    expect((await sandbox('POST', '/__sandbox/status', { wamid, status: 'delivered' })).status).toBe(200);
+    await d.queues.idle(60_000);
+    const message = await call('GET', `/messages/v1/${sent.body.data.id}`);
+    expect(message.body.message).toMatchObject({ status: 'delivered', deliveredAt: expect.any(String) });
+
+    const conversation = await call('GET', `/conversations/v1/${sent.body.data.conversationId}/messages`);
+    expect(conversation.body.messages.map((m: any) => m.wamid)).toContain(received.wamid);
+    // The functions got the stack's settings from the template, not from this process.
+    expect(d.environments.get('http/messages/send')).toMatchObject({ UPSTREAM_SECRET_ARN: expect.stringMatching(/^arn:aws:secretsmanager:/), TABLE_NAME: process.env.TABLE_NAME });
+  }, 120_000);
+
+  it('refuses an inbound webhook signed with another secret (the app secret comes from the stack secret)', async () => {
+    const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
+    const forged = `sha256=${createHmac('sha256', 'not-the-app-secret').update(body).digest('hex')}`;
+    const res = await fetch(`${d.url}/webhooks/upstream`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': forged }, body });
+    expect(res.status).toBe(401);
+  }, 60_000);
+
+  it('uploads media by presigned URL and completes it', async () => {
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const created = await call('POST', '/media/v1/uploads', { type: 'image', file_size: png.length, mime_type: 'image/png' });
+    expect(created.status).toBe(201);
+    const put = await fetch(created.body.upload_url, { method: 'PUT', headers: created.body.headers, body: png });
+    expect(put.status).toBe(200);
+    const completed = await call('POST', `/media/v1/uploads/${created.body.upload_id}/complete`);
+    expect(completed.status).toBe(200);
+    expect(completed.body).toMatchObject({ media_id: expect.any(String), mime_type: 'image/png', type: 'image' });
+  }, 120_000);
+
+  it('delivers a signed event to a subscription', async () => {
+    const receiver = await startReceiver();
+    try {
+      const hook = await call('POST', '/user-webhooks', { name: 'CRM', url: receiver.url, events: ['contact.created'] });
+      expect(hook.status).toBe(201);
+      const contact = await call('POST', '/contacts/v1', { phone_number: randomPhone(), name: 'Deployed Dana' });
+      expect(contact.status).toBe(201);
+      await d.queues.idle(60_000);
+      const delivery = receiver.received.find((r) => JSON.parse(r.body).event === 'contact.created');
+      expect(delivery).toBeDefined();
+      const expected = createHmac('sha256', hook.body.data.secret).update(delivery!.body).digest('hex');
+      expect(delivery!.headers['x-webhook-signature']).toBe(expected);
+      expect(JSON.parse(delivery!.body).data.contact_id).toBe(contact.body.contact.id);
+    } finally {
+      await receiver.stop();
+    }
+  }, 120_000);
+
+  it('starts a scheduled broadcast through EventBridge Scheduler', async () => {
+    const to = randomPhone();
+    const contact = await call('POST', '/contacts/v1', { phone_number: to, name: 'Broadcast Bea' });
+    const sendAt = new Date(Date.now() + 3000).toISOString();
+    const created = await call('POST', '/broadcasts/v1', {
+      name: 'Deployed broadcast', templateName: 'order_update', template_parameters: ['Bea', '#1'], contact_ids: [contact.body.contact.id], send_at: sendAt,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data.status).toBe('scheduled');
+    const deadline = Date.now() + 60_000;
+    let status = 'scheduled';
+    while (Date.now() < deadline && status !== 'completed') {
+      await new Promise((r) => setTimeout(r, 500));
+      status = (await call('GET', `/broadcasts/v1/${created.body.data.id}`)).body.data.status;
+    }
+    expect(status).toBe('completed');
+    const payloads = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[];
+    expect(payloads.filter((p) => p.template?.name === 'order_update')).toHaveLength(1);
+  }, 120_000);
+});

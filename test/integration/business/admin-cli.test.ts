@@ -1,0 +1,75 @@
+/**
+ * The admin CLI as an operator runs it (a child process against the run's DynamoDB Local and Secrets Manager
+ * stand-in): set-messaging takes a business's own access token from standard input or a file and stores it as that
+ * business's secret, never from argv and never printed; a taken phone number is refused with the way out;
+ * move-number hands a number over and says from whom.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+
+interface Run { status: number | null; out: any; stdout: string; stderr: string }
+
+function admin(args: string[], stdin?: string): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/admin.ts', ...args], { env: { ...process.env, NODE_OPTIONS: '' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr, out: JSON.parse(stdout.trim().split('\n').pop() || 'null') }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+const sm = new SecretsManagerClient({});
+const storedToken = async (businessId: string) =>
+  JSON.parse((await sm.send(new GetSecretValueCommand({ SecretId: `${process.env.BUSINESS_TOKEN_SECRET_PREFIX}${businessId}` }))).SecretString!).token;
+const newToken = () => `EAAG${randomUUID().replace(/-/g, '')}`;
+const numberId = () => `1${String(Math.floor(Math.random() * 1e14)).padStart(14, '0')}`;
+
+it('set-messaging stores the token from stdin, then a rotated one from a file, never printing it; --token is refused', async () => {
+  // Prepare
+  const { out: business } = await admin(['create-business', '--name', 'Tokens']);
+  const [first, second] = [newToken(), newToken()];
+  const dir = await mkdtemp(join(tmpdir(), 'token-'));
+  await writeFile(join(dir, 'token'), `${second}\n`);
+  const number = numberId();
+  const base = ['set-messaging', '--business', business.businessId, '--phone-number-id', number, '--waba-id', 'waba_t'];
+
+  // Act
+  const fromStdin = await admin([...base, '--token-stdin'], `${first}\n`);
+  const afterStdin = await storedToken(business.businessId);
+  const fromFile = await admin([...base, '--token-file', join(dir, 'token')]);
+  const onArgv = await admin([...base, '--token', newToken()]);
+
+  // Assess
+  expect(fromStdin.status).toBe(0);
+  expect(fromStdin.out).toEqual({ businessId: business.businessId, phoneNumberId: number, wabaId: 'waba_t', accessToken: 'own' });
+  expect(afterStdin).toBe(first);
+  expect(fromFile.status).toBe(0);
+  expect(await storedToken(business.businessId)).toBe(second);
+  for (const run of [fromStdin, fromFile]) expect(run.stdout + run.stderr).not.toMatch(/EAAG/);
+  expect(onArgv.status).toBe(1);
+  expect(onArgv.out.error).toMatch(/--token-stdin.*--token-file/);
+  expect(await storedToken(business.businessId)).toBe(second);
+}, 120_000);
+
+it('refuses a taken number with the way out, and move-number hands it over', async () => {
+  // Prepare
+  const [{ out: a }, { out: b }] = await Promise.all([admin(['create-business', '--name', 'A']), admin(['create-business', '--name', 'B'])]);
+
+  // Act
+  const taken = await admin(['set-messaging', '--business', b.businessId, '--phone-number-id', a.phoneNumberId, '--waba-id', 'waba_b']);
+  const moved = await admin(['move-number', '--business', b.businessId, '--phone-number-id', a.phoneNumberId, '--waba-id', 'waba_b']);
+
+  // Assess
+  expect(taken.status).toBe(1);
+  expect(taken.out.error).toMatch(new RegExp(`${a.phoneNumberId} belongs to business ${a.businessId}.*move-number`));
+  expect(moved.status).toBe(0);
+  expect(moved.out).toEqual({ phoneNumberId: a.phoneNumberId, from: a.businessId, to: b.businessId, wabaId: 'waba_b' });
+}, 120_000);
