@@ -4,7 +4,7 @@
  * exactly as the local server does.
  */
 import { RemovalPolicy, type Stack, aws_apigatewayv2 as apigw, aws_apigatewayv2_integrations as integrations, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
-import { routes } from '../functions/routes.ts';
+import { routes } from '../shared/routes.ts';
 import { pascal } from './names.ts';
 
 export function createApi(stack: Stack, functions: Map<string, lambda.IFunction>, notFound: lambda.IFunction): apigw.HttpApi {

@@ -14,7 +14,7 @@ import {
   aws_lambda as lambda,
   aws_logs as logs,
 } from 'aws-cdk-lib';
-import { routes, workers } from '../functions/routes.ts';
+import { routes, workers } from '../shared/routes.ts';
 import { bundleFunctions, type BundleRequest } from './bundle.ts';
 import { deriveNeeds, type FunctionNeeds } from './needs.ts';
 import { pascal, queueUrlSetting } from './names.ts';
@@ -112,7 +112,7 @@ export function createFunctions(stack: Stack, input: FunctionWiringInput): Servi
     if (needs.partiql) role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['dynamodb:PartiQLSelect'], resources: [resources.table.tableArn] }));
     for (const queue of needs.queues) {
       const q = resources.queues.get(queue);
-      if (!q) throw new Error(`functions/${needs.handler}.ts sends to queue "${queue}", which functions/routes.ts does not define`);
+      if (!q) throw new Error(`functions/${needs.handler}.ts sends to queue "${queue}", which shared/routes.ts does not define`);
       q.grantSendMessages(role);
     }
     if (needs.bucket) resources.bucket.grantReadWrite(role);

@@ -12,7 +12,7 @@ import {
   aws_sqs as sqs,
 } from 'aws-cdk-lib';
 import type { Stack } from 'aws-cdk-lib';
-import { workers } from '../functions/routes.ts';
+import { workers } from '../shared/routes.ts';
 import { tableDefinition } from './table.ts';
 import { pascal } from './names.ts';
 

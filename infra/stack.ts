@@ -2,10 +2,10 @@
  * The deployed service, composed from one module per concern:
  * - infra/resources.ts: the table, the media bucket, the upstream secret, a queue (with its DLQ) per worker;
  * - infra/functions.ts: one Lambda per handler module, with the settings and grants its code needs (infra/needs.ts);
- * - infra/api.ts: the HTTP API (a route per row of functions/routes.ts, `$default` → 404/405);
+ * - infra/api.ts: the HTTP API (a route per row of shared/routes.ts, `$default` → 404/405);
  * - infra/scheduling.ts: the outbox sweep and the broadcast scheduler's role;
  * - infra/nag.ts: the reasons for the cdk-nag findings that stay.
- * Adding an endpoint is a row in functions/routes.ts and a handler file.
+ * Adding an endpoint is a row in shared/routes.ts and a handler file.
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -23,7 +23,7 @@ import {
   aws_sqs as sqs,
 } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { workers } from '../functions/routes.ts';
+import { workers } from '../shared/routes.ts';
 import { createResources, type ServiceResources } from './resources.ts';
 import { createFunctions, NOT_FOUND_HANDLER, OUTBOX_SWEEP_HANDLER } from './functions.ts';
 import type { FunctionNeeds } from './needs.ts';

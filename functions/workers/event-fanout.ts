@@ -1,6 +1,7 @@
 /**
  * SQS worker of the `events` queue: each message is a committed DomainEvent; it becomes one delivery
- * job per matching webhook subscription (shared/webhooks/fanout.ts). Failed records are reported as
+ * job per matching webhook subscription (shared/webhooks/fanout.ts), and a sent message moves its contact's
+ * last_contact_at (shared/messages/activity.ts). Failed records are reported as
  * partial batch failures and retried; after maxReceiveCount they land in the DLQ, and the outbox item
  * they left behind is still picked up by the sweep.
  */
@@ -8,6 +9,7 @@ import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { RESENT_ATTRIBUTE, type DomainEvent } from '#shared/events/outbox.ts';
 import { fanOutBatch } from '#shared/webhooks/fanout.ts';
+import { recordSendActivity } from '#shared/messages/activity.ts';
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
   recordQueueAges('events', event.Records);
@@ -27,7 +29,7 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       batchItemFailures.push({ itemIdentifier: r.messageId });
     }
   }
-  const failed = await fanOutBatch(events, again);
+  const [failed] = await Promise.all([fanOutBatch(events, again), recordSendActivity(events)]);
   for (const id of failed) batchItemFailures.push({ itemIdentifier: byEvent.get(id)! });
   return { batchItemFailures };
 };

@@ -8,7 +8,7 @@ import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import { processPartialResponse } from '@aws-lambda-powertools/batch';
 import { WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { workers } from '#functions/routes.ts';
+import { workers } from '#shared/routes.ts';
 import { runMediaJob } from '#shared/media/job-runner.ts';
 // Registers how a send handed over past the wait budget is completed.
 import '#shared/media/outbound-finisher.ts';

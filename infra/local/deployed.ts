@@ -17,7 +17,7 @@
  */
 import { App } from 'aws-cdk-lib';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { workers, type QueueName } from '#functions/routes.ts';
+import { workers, type QueueName } from '#shared/routes.ts';
 import { ServiceStack } from '#infra/stack.ts';
 import { FunctionProcess } from './lambda/process.ts';
 import { templateFunctions, type CfnTemplate, type LocalResource } from './template-env.ts';

@@ -1,5 +1,5 @@
 /**
- * The local stand-in for Lambda's SQS event source mapping: for each queue of functions/routes.ts `workers` it
+ * The local stand-in for Lambda's SQS event source mapping: for each queue of shared/routes.ts `workers` it
  * receives messages from the SQS stand-in (infra/local/aws/sqs.ts, where service code sent them through
  * @aws-sdk/client-sqs) and hands its worker module real SQS events, in batches of the worker's batch size. It
  * honours `batchItemFailures` (partial batch responses) and thrown errors by making the messages visible again
@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SQSEvent, SQSRecord, SQSBatchResponse, Context } from 'aws-lambda';
-import { workers, type QueueName, type Worker } from '#functions/routes.ts';
+import { workers, type QueueName, type Worker } from '#shared/routes.ts';
 import type { QueueServices } from './aws/queue-services.ts';
 import { LOCAL_ACCOUNT, LOCAL_REGION, type QueuedMessage, type SendOptions } from './aws/sqs.ts';
 

@@ -1,13 +1,13 @@
 /**
  * The local API: a Node HTTP server that turns each request into an API Gateway HTTP API (payload 2.0)
- * event and calls the very handler module Lambda would run, as listed in functions/routes.ts.
+ * event and calls the very handler module Lambda would run, as listed in shared/routes.ts.
  * Unknown paths answer 404, known paths with another method 405, bodies over Lambda's 6 MB payload 413.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { routes, type Route } from '#functions/routes.ts';
+import { routes, type Route } from '#shared/routes.ts';
 import { noRouteReply, routeMatcher } from '#shared/http/route-match.ts';
 
 export const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;

@@ -17,6 +17,9 @@ export interface LocalStackOptions {
   s3Port?: number;
   /** The Secrets Manager stand-in (a free port unless given). */
   secretsManagerPort?: number;
+  /** Ports of the SQS and EventBridge Scheduler stand-ins (0: any free port). */
+  sqsPort?: number;
+  schedulerPort?: number;
   /** Reuse a running DynamoDB Local instead of starting one (the tests share one per run). */
   dynamodbEndpoint?: string;
   tableName?: string;
@@ -77,7 +80,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The pump loads each worker module only when its first message arrives, after the environment below is set.
     const { startQueueServices } = await import('./aws/queue-services.ts');
     const { LocalQueues } = await import('./queues.ts');
-    const queues = new LocalQueues(await startQueueServices(), {
+    const queues = new LocalQueues(await startQueueServices({ sqs: options.sqsPort ?? 0, scheduler: options.schedulerPort ?? 0 }), {
       retryDelayMs: options.queueRetryDelayMs ?? 1000,
       onError: (queue, err) => {
         if (!options.quiet) console.error(`[queue ${queue}]`, (err as Error)?.message ?? err);

@@ -1,6 +1,7 @@
 /**
  * `npm start`: the whole service on this machine. Ports: PORT (API, 3000), SANDBOX_PORT (3001),
- * DYNAMODB_PORT (8000), S3_PORT (4569), SECRETS_MANAGER_PORT (4584). Ctrl-C stops all of it.
+ * DYNAMODB_PORT (8000), S3_PORT (4569), SQS_PORT (9324), SECRETS_MANAGER_PORT (9325), SCHEDULER_PORT (9326) — the
+ * ports `npm run sam:env` assumes. Ctrl-C stops all of it.
  */
 import { startLocalStack } from './stack.ts';
 
@@ -11,7 +12,9 @@ const stack = await startLocalStack({
   sandboxPort: port('SANDBOX_PORT', 3001),
   dynamodbPort: port('DYNAMODB_PORT', 8000),
   s3Port: port('S3_PORT', 4569),
-  secretsManagerPort: port('SECRETS_MANAGER_PORT', 4584),
+  sqsPort: port('SQS_PORT', 9324),
+  secretsManagerPort: port('SECRETS_MANAGER_PORT', 9325),
+  schedulerPort: port('SCHEDULER_PORT', 9326),
   demo: true,
 });
 

@@ -110,7 +110,7 @@ const main = () => {
     s3Port: Number(env.S3_PORT ?? 4569),
     sandboxPort: Number(env.SANDBOX_PORT ?? 3001),
     sqsEndpoint: values.sqs ?? `http://${host}:${env.SQS_PORT ?? 9324}`,
-    secretsManagerEndpoint: values.secrets ?? `http://${host}:${env.SECRETS_PORT ?? 9325}`,
+    secretsManagerEndpoint: values.secrets ?? `http://${host}:${env.SECRETS_MANAGER_PORT ?? 9325}`,
     schedulerEndpoint: values.scheduler ?? `http://${host}:${env.SCHEDULER_PORT ?? 9326}`,
     tableName: env.TABLE_NAME ?? 'wa-crm',
     bucket: env.MEDIA_BUCKET ?? 'wa-crm-media',

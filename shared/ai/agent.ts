@@ -6,7 +6,8 @@
  *    so several messages in a row get one reply (the model sees them all in the history).
  * 2. Decide: the contract's precedence (precedence.ts) on the global settings and the conversation, now.
  * 3. Claim: a conditional marker per inbound message, so a redelivered job never replies twice.
- * 4. Ask the model with the conversation's recent history, check again that nothing changed meanwhile
+ * 4. Mark the customer's message read and show the typing indicator (a failure there never stops the answer),
+ *    ask the model with the conversation's recent history, check again that nothing changed meanwhile
  *    (a newer inbound, a human reply, a pause), and send the reply through the ordinary send path as `ai`.
  * Provider failures and time-outs throw: the claim is released and the queue retries the message.
  */
@@ -40,6 +41,8 @@ export interface AgentPorts {
   history(businessId: string, conversationId: string, triggerMessageId: string, limit: number): Promise<HistoryMessage[]>;
   /** Sends through the ordinary send path, marked as sent by the AI; `sent` false when the upstream refused it. */
   send(businessId: string, conversationId: string, to: string, text: string): Promise<{ sent: boolean; messageId?: string; error?: string }>;
+  /** Marks the inbound message read and shows the typing indicator while the model runs. */
+  acknowledge(businessId: string, messageId: string): Promise<void>;
   provider(): ModelProvider;
 }
 
@@ -83,11 +86,15 @@ async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock
   let result: Awaited<ReturnType<AgentPorts['send']>>;
   try {
     const to = await ports.recipient(businessId, conversationId);
-    const turns = to ? toTurns(await ports.history(businessId, conversationId, messageId, aiConfig.historyLimit), aiConfig.historyLimit) : [];
+    const history = to ? await ports.history(businessId, conversationId, messageId, aiConfig.historyLimit) : [];
+    // Only an inbound message of this very conversation is answered: a job naming another conversation's
+    // (or business's) message must not make this conversation reply.
+    const turns = history.some((m) => m.id === messageId && m.direction === 'inbound') ? toTurns(history, aiConfig.historyLimit) : [];
     if (!to || turns.length === 0) {
       await settleClaim(businessId, claim, 'skipped', { reason: 'nothing_to_answer' });
       return 'nothing_to_answer';
     }
+    await ports.acknowledge(businessId, messageId).catch((err) => logger.warn('AI could not mark the message read', { businessId, messageId, error: err as Error }));
     const text = await ports.provider().complete({ system: settings.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, turns, model: effectiveModel(settings.model) });
 
     // The model took a while: a newer message, a human reply or a pause may have come in meanwhile.

@@ -37,7 +37,8 @@ export const defaultSettings = (): AiSettings => ({
 
 const FIELDS = ['enabled', 'pausedUntil', 'systemPrompt', 'model', 'handoffPauseMinutes', 'debounceSeconds', 'updatedAt'] as const;
 
-const fromItem = (item: Record<string, unknown> | undefined): AiSettings => {
+/** The settings a stored item (or none) stands for: the defaults under whatever the business set. */
+export const aiSettingsFromItem = (item: Record<string, unknown> | undefined): AiSettings => {
   const settings = defaultSettings();
   if (!item) return settings;
   for (const f of FIELDS) if (item[f] !== undefined) (settings as any)[f] = item[f];
@@ -46,7 +47,7 @@ const fromItem = (item: Record<string, unknown> | undefined): AiSettings => {
 
 export async function getAiSettings(businessId: string): Promise<AiSettings> {
   const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.aiSettings(businessId) }));
-  return fromItem(Item);
+  return aiSettingsFromItem(Item);
 }
 
 /** Sets the given fields (creating the item on first use) and returns the whole settings. */
@@ -61,5 +62,5 @@ export async function updateAiSettings(businessId: string, patch: AiSettingsPatc
     ExpressionAttributeValues: { ':type': 'aiSettings', ...Object.fromEntries(entries.map(([k, v]) => [`:${k}`, v])) },
     ReturnValues: 'ALL_NEW',
   }));
-  return fromItem(Attributes);
+  return aiSettingsFromItem(Attributes);
 }

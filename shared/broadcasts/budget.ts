@@ -87,9 +87,10 @@ export async function releaseBroadcast(businessId: string, r: Reservation, unuse
 
 /**
  * One ordinary message against the business budget: false when the business has used its whole limit
- * this minute (broadcasts included). Called by the `messages` rate-limit class.
+ * this minute (broadcasts included).
  */
 export async function consumeOrdinarySend(businessId: string, nowMs = Date.now()): Promise<boolean> {
   const minute = minuteWindow(nowMs);
   return (await take(keys.messageBudget(businessId, `M${minute}`), 1, broadcastSettings.limitPerMinute, minute + 180)) === 1;
 }
+

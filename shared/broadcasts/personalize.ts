@@ -8,6 +8,7 @@
  * the upstream rejects empty parameters, and a half-filled greeting is worse than no message.
  */
 import type { Contact } from '#shared/contacts/model.ts';
+import { ownValue } from '#shared/lang/client-keys.ts';
 
 const TOKEN = /\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(?:\|([^}]*))?\}\}/g;
 
@@ -23,7 +24,7 @@ const CONTACT_FIELDS = new Set(['id', 'name', 'first_name', 'phone_number', 'ema
 function lookup(path: string, contact: Contact): { known: boolean; value: unknown } {
   const prefixed = path.startsWith('contact.');
   const field = prefixed ? path.slice('contact.'.length) : path;
-  if (field.startsWith('custom_fields.')) return { known: true, value: contact.custom_fields?.[field.slice('custom_fields.'.length)] };
+  if (field.startsWith('custom_fields.')) return { known: true, value: ownValue(contact.custom_fields, field.slice('custom_fields.'.length)) };
   // A bare `{{id}}` is too likely to be something else; the contact id needs the `contact.` prefix.
   if (!CONTACT_FIELDS.has(field) || (field === 'id' && !prefixed)) return { known: false, value: undefined };
   if (field === 'first_name') return { known: true, value: contact.name?.trim().split(/\s+/)[0] };

@@ -16,6 +16,7 @@ import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { batchWriteAll } from '#shared/store/batch.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
+import { segmentUsageItem } from '#shared/segments/usage.ts';
 import { COUNT_NAMES, type Broadcast, type Counts, type Recipient, type RecipientState } from './model.ts';
 
 const AUDIENCE_CHUNK = 1000;
@@ -78,21 +79,12 @@ export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefi
     items.push({
       Put: {
         TableName: table(),
-        Item: { pk: keys.broadcastRecipientsPk(b.businessId, b.id), sk: `A#${String(i / AUDIENCE_CHUNK).padStart(4, '0')}`, type: 'broadcastAudience', contact_ids: contactIds.slice(i, i + AUDIENCE_CHUNK) },
+        Item: { ...keys.broadcastAudienceChunk(b.businessId, b.id, i / AUDIENCE_CHUNK), type: 'broadcastAudience', contact_ids: contactIds.slice(i, i + AUDIENCE_CHUNK) },
       },
     });
   }
   if (b.audience.type === 'segment') {
-    items.push({
-      Put: {
-        TableName: table(),
-        Item: {
-          ...keys.segmentUsage(b.businessId, b.audience.segment_id, 'broadcast', b.id),
-          // The shape shared/segments/usage.ts lists as a campaign.
-          type: 'segmentUsage', kind: 'broadcast', refId: b.id, name: b.name, status: b.status, usedAt: b.created_at,
-        },
-      },
-    });
+    items.push({ Put: segmentUsageItem(b.businessId, b.audience.segment_id, { id: b.id, name: b.name, status: b.status, createdAt: b.created_at }) });
   }
   return items;
 }
@@ -136,7 +128,7 @@ export async function explicitAudience(businessId: string, broadcastId: string):
     const page = await db.send(new QueryCommand({
       TableName: table(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :a)',
-      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':a': 'A#' },
+      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':a': keys.broadcastAudienceSkPrefix },
       ConsistentRead: true,
       ExclusiveStartKey: lastKey,
     }));
@@ -186,21 +178,34 @@ export function transitionInput(
   };
 }
 
-/** Adds to the broadcast's counters (one write per worker step, not per message). */
-export async function addCounts(businessId: string, id: string, delta: Partial<Record<keyof Counts, number>>): Promise<void> {
+/**
+ * Adds to the broadcast's counters (one write per worker step, not per message).
+ *
+ * `untilTallied`: the delta counts recipients the worker settled earlier. Once a tally of every recipient has
+ * been written (`talliedCounts`), those recipients are in it, so a delta that arrives later (from a second run
+ * of the same broadcast that flushed late) must not apply: it would count them twice (`total 5, sent 4,
+ * skipped 2`). Status webhooks move counts after completion too, so they add without that condition.
+ */
+export async function addCounts(
+  businessId: string, id: string, delta: Partial<Record<keyof Counts, number>>, { untilTallied = false } = {},
+): Promise<void> {
   const entries = Object.entries(delta).filter(([, n]) => n);
   if (entries.length === 0) return;
   await applied(db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.broadcast(businessId, id),
     UpdateExpression: `ADD ${entries.map(([k], i) => `#c${i} :c${i}`).join(', ')}`,
-    ConditionExpression: 'attribute_exists(pk)',
+    ConditionExpression: untilTallied ? 'attribute_exists(pk) AND attribute_not_exists(counts_tallied)' : 'attribute_exists(pk)',
     ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#c${i}`, `c_${k}`])),
     ExpressionAttributeValues: Object.fromEntries(entries.map(([, n], i) => [`:c${i}`, n])),
   })));
 }
 
-export const countsSet = (counts: Counts): Record<string, number> => Object.fromEntries(COUNT_NAMES.map((n) => [`c_${n}`, counts[n]]));
+/** The counters as tallied from every recipient, marked so that the worker's late deltas no longer apply. */
+export const talliedCounts = (counts: Counts): Record<string, number | boolean> => ({
+  ...Object.fromEntries(COUNT_NAMES.map((n) => [`c_${n}`, counts[n]])),
+  counts_tallied: true,
+});
 
 /** Keeps the usage marker's status in step (best effort: the marker is a pointer, the broadcast is the truth). */
 export async function updateUsageStatus(b: Broadcast, status: string): Promise<void> {
@@ -358,7 +363,7 @@ export async function tallyRecipients(businessId: string, broadcastId: string): 
     const page = await db.send(new QueryCommand({
       TableName: table(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
-      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':r': 'R#' },
+      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':r': keys.broadcastRecipientSkPrefix },
       ProjectionExpression: '#state, delivery_status',
       ExpressionAttributeNames: { '#state': 'state' },
       ConsistentRead: true,
@@ -388,7 +393,7 @@ export async function listRecipients(
     const input: QueryCommandInput = {
       TableName: table(),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
-      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':r': 'R#', ...(filter?.values ?? {}) },
+      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':r': keys.broadcastRecipientSkPrefix, ...(filter?.values ?? {}) },
       ...(filter ? { FilterExpression: filter.expression, ExpressionAttributeNames: { '#state': 'state' } } : {}),
       ExclusiveStartKey: lastKey,
       // A filter can leave pages short: read wider pages and stop at `limit`.

@@ -19,8 +19,10 @@ import { commit } from '#shared/events/outbox.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { getBusiness } from '#shared/business/repository.ts';
 import { logger } from '#shared/log/logger.ts';
+import { isConditionFailure as isSingleConditionFailure } from '#shared/store/conditional.ts';
+import { cancelledByCondition } from '#shared/store/transact.ts';
 import {
-  addCounts, claimRecipient, countsSet, getBroadcast, putRecipients, queueHead, settleRecipient, tallyRecipients, transition,
+  addCounts, claimRecipient, getBroadcast, putRecipients, queueHead, settleRecipient, tallyRecipients, talliedCounts, transition,
   transitionInput, updateUsageStatus, type Outcome,
 } from './repository.ts';
 import { AudienceUnavailable, freezeAudience } from './audience.ts';
@@ -47,9 +49,8 @@ const THROTTLE_CODES = new Set(['130429', '131056', '80007', '4']);
 const EARLY_START_TOLERANCE_MS = 1500;
 const SWEEP_PAGE = 100;
 
-const isConditionFailure = (err: unknown) =>
-  (err as { name?: string })?.name === 'ConditionalCheckFailedException'
-  || ((err as { name?: string })?.name === 'TransactionCanceledException' && ((err as any).CancellationReasons ?? []).some((r: any) => r?.Code === 'ConditionalCheckFailed'));
+/** A single write's or a transaction's condition did not hold: someone else changed the broadcast first. */
+const isConditionFailure = (err: unknown) => isSingleConditionFailure(err) || cancelledByCondition(err);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A few milliseconds past the next second boundary, when the next second's share opens. */
@@ -237,7 +238,7 @@ class Pipeline {
     const delta = { sent: this.sent, failed: this.failed };
     this.sent = 0;
     this.failed = 0;
-    await addCounts(this.b.businessId, this.b.id, delta);
+    await addCounts(this.b.businessId, this.b.id, delta, { untilTallied: true });
   }
 
   async drain(): Promise<void> {
@@ -353,7 +354,7 @@ async function complete(b: Broadcast): Promise<boolean> {
   const completedAt = new Date().toISOString();
   try {
     await commit(
-      [{ Update: transitionInput(b.businessId, b.id, ['running'], 'completed', { completed_at: completedAt, ...countsSet(counts) }) }],
+      [{ Update: transitionInput(b.businessId, b.id, ['running'], 'completed', { completed_at: completedAt, ...talliedCounts(counts) }) }],
       [broadcastCompleted(b, counts, completedAt)],
     );
   } catch (err) {
@@ -380,13 +381,13 @@ async function sweep(b: Broadcast): Promise<'done' | 'more' | 'wait'> {
       }
     }
   }));
-  await addCounts(b.businessId, b.id, { cancelled, failed });
+  await addCounts(b.businessId, b.id, { cancelled, failed }, { untilTallied: true });
   if (cancelled + failed > 0) return 'more';
   // Only live claims (or index entries that have not caught up) are left: look again later.
   if (head.length > 0) return 'wait';
   if (b.started_at) {
     const { counts } = await tallyRecipients(b.businessId, b.id);
-    await transition(b.businessId, b.id, [b.status], b.status, countsSet(counts));
+    await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts));
   }
   return 'done';
 }

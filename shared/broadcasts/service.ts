@@ -3,8 +3,8 @@
  * recipients, cancel. Sending itself is the worker's (runner.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, badRequest, notFound, validationError, type FieldErrors } from '#shared/http/errors.ts';
-import { decodeCursor, encodeCursor } from '#shared/http/schemas.ts';
+import { ApiError, notFound, validationError, type FieldErrors } from '#shared/http/errors.ts';
+import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { parseSendRequest } from '#shared/messages/schemas.ts';
 import { getSegment } from '#shared/segments/repository.ts';
 import { commit } from '#shared/events/outbox.ts';
@@ -105,11 +105,9 @@ async function mustGet(businessId: string, id: string): Promise<Broadcast> {
 
 export const getBroadcastView = async (businessId: string, id: string) => broadcastView(await mustGet(businessId, id));
 
-const badCursor = () => badRequest('validation_error', 'cursor is not valid', { details: { cursor: ['cursor is not valid'] } });
-
 export async function listBroadcastViews(businessId: string, q: { limit: number; cursor?: string; status?: string }) {
-  const start = decodeCursor(q.cursor);
-  if (q.cursor && (!start || start.pk !== keys.broadcast(businessId, '').pk || start.gsi1pk !== keys.broadcastsByRecencyPk(businessId))) throw badCursor();
+  const { pk, skPrefix } = keys.broadcastPrefix(businessId);
+  const start = decodeCursor(q.cursor, { pk, sk: { prefix: skPrefix }, gsi1pk: keys.broadcastsByRecencyPk(businessId), gsi1sk: { prefix: '' } });
   const { items, lastKey } = await listBroadcasts(businessId, q.limit, start, q.status);
   return { data: items.map(broadcastView), next_cursor: encodeCursor(lastKey) };
 }
@@ -126,9 +124,7 @@ const RECIPIENT_FILTERS: Record<RecipientStatus, { expression: string; values: R
 
 export async function listRecipientViews(businessId: string, id: string, q: { limit: number; cursor?: string; status?: RecipientStatus; outcome?: RecipientStatus }) {
   await mustGet(businessId, id);
-  const start = decodeCursor(q.cursor);
-  const pk = keys.broadcastRecipientsPk(businessId, id);
-  if (q.cursor && (!start || start.pk !== pk || typeof start.sk !== 'string' || !start.sk.startsWith('R#'))) throw badCursor();
+  const start = decodeCursor(q.cursor, { pk: keys.broadcastRecipientsPk(businessId, id), sk: { prefix: keys.broadcastRecipientSkPrefix } });
   const status = q.status ?? q.outcome;
   const { items, lastKey } = await listRecipients(businessId, id, q.limit, start, status ? RECIPIENT_FILTERS[status] : undefined);
   return { data: items.map(recipientView), next_cursor: encodeCursor(lastKey) };

@@ -3,7 +3,7 @@
  * contact of `contacts` is checked on its own, so one bad item fails only itself.
  */
 import * as v from 'valibot';
-import { customFields, email, id, name, tagList } from './schemas.ts';
+import { id, optedOut, profileFields, tagChanges, tagList } from './schemas.ts';
 
 export const MAX_BULK_CONTACTS = 100;
 
@@ -20,24 +20,9 @@ export const bulkBody = v.object({
 
 export type BulkBody = v.InferOutput<typeof bulkBody>;
 
-export const bulkCreateItem = v.object({
-  phone_number: v.string('is required'),
-  name: v.optional(name),
-  email: v.optional(email),
-  tags: v.optional(tagList),
-  custom_fields: v.optional(customFields),
-});
+export const bulkCreateItem = v.object({ phone_number: v.string('is required'), ...profileFields });
 
-export const bulkUpdateItem = v.object({
-  id: id(),
-  name: v.optional(name),
-  email: v.optional(email),
-  tags: v.optional(tagList),
-  add_tags: v.optional(tagList),
-  remove_tags: v.optional(tagList),
-  custom_fields: v.optional(customFields),
-  opted_out: v.optional(v.boolean()),
-});
+export const bulkUpdateItem = v.object({ id: id(), ...profileFields, ...tagChanges, opted_out: optedOut });
 
 /** Which list each operation works on. */
 export const listOf = (op: BulkOperation): 'contacts' | 'contact_ids' => (op === 'create' || op === 'update' ? 'contacts' : 'contact_ids');

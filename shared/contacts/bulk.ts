@@ -18,7 +18,7 @@ import { logger } from '#shared/log/logger.ts';
 import { listStages, stageCountItems } from '#shared/funnel/repository.ts';
 import { contactStageChanged } from '#shared/funnel/events.ts';
 import { moveContact } from '#shared/funnel/move.ts';
-import { cancellationCodes } from './transact.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 import type { Contact } from './model.ts';
 import { normalizePhone } from './phone.ts';

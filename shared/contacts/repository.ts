@@ -17,7 +17,7 @@ import { projectionAttributes } from '#shared/contacts/filters/projection.ts';
 import type { Contact } from './model.ts';
 import { normalizePhone } from './phone.ts';
 import { contactCreated } from './events.ts';
-import { cancellationCodes, optimistic, RetryableConflict } from './transact.ts';
+import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
 import { ownerPut } from '#shared/auth/ownership.ts';
 
 export interface StoredContact {

@@ -6,6 +6,7 @@ import * as v from 'valibot';
 import { pageQuery, uuid } from '#shared/http/schemas.ts';
 import { notFound, validationError, type ApiError, type FieldErrors } from '#shared/http/errors.ts';
 import { summarize } from '#shared/http/validation.ts';
+import { UNSTORABLE_KEYS, unstorableKeysOf } from '#shared/lang/client-keys.ts';
 
 export const MAX_TAGS = 100;
 
@@ -22,8 +23,12 @@ export const tagList = v.pipe(v.array(tag, 'must be an array of strings'), v.max
 export const name = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v.maxLength(200, 'at most 200 characters')));
 export const email = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v.toLowerCase(), v.maxLength(254, 'at most 254 characters'), v.email('must be a valid email address')));
 
-/** An object of scalars: nested objects and arrays are refused so that filters can compare values. */
+/**
+ * An object of scalars: nested objects and arrays are refused so that filters can compare values. The names
+ * a record would drop silently are refused first, so that no value given is lost.
+ */
 export const customFields = v.pipe(
+  v.custom<unknown>((x) => unstorableKeysOf(x).length === 0, `custom field names may not be ${UNSTORABLE_KEYS.join(', ')}`),
   v.record(
     v.pipe(v.string(), v.minLength(1, 'keys must not be empty'), v.maxLength(100, 'keys have at most 100 characters')),
     v.union([v.pipe(v.string(), v.maxLength(2000)), v.number(), v.boolean(), v.null()], 'values must be strings, numbers, booleans or null'),
@@ -34,30 +39,26 @@ export const customFields = v.pipe(
 
 const phone = v.pipe(v.string('must be a string'), v.minLength(1, 'is required'), v.maxLength(40, 'at most 40 characters'));
 
-export const createContactBody = v.object({
-  phone_number: phone,
+/** What describes a contact, in every request that writes one (single or bulk). */
+export const profileFields = {
   name: v.optional(name),
   email: v.optional(email),
   tags: v.optional(tagList),
+  /** On an update, merged into the stored fields; a key set to null is removed. */
   custom_fields: v.optional(customFields),
-  assigned_agent_id: v.optional(v.nullable(id())),
-  funnel_stage_id: v.optional(v.nullable(id())),
-  opted_out: v.optional(v.boolean('must be a boolean')),
-});
+};
 
-export const updateContactBody = v.object({
-  phone_number: v.optional(phone),
-  name: v.optional(name),
-  email: v.optional(email),
-  tags: v.optional(tagList),
-  add_tags: v.optional(tagList),
-  remove_tags: v.optional(tagList),
-  /** Merged into the stored fields; a key set to null is removed. */
-  custom_fields: v.optional(customFields),
-  assigned_agent_id: v.optional(v.nullable(id())),
-  funnel_stage_id: v.optional(v.nullable(id())),
-  opted_out: v.optional(v.boolean('must be a boolean')),
-});
+/** An update's tag changes beside (or instead of) a whole new `tags` list. */
+export const tagChanges = { add_tags: v.optional(tagList), remove_tags: v.optional(tagList) };
+
+export const optedOut = v.optional(v.boolean('must be a boolean'));
+
+/** Assignment and funnel stage: set by the single-contact endpoints (bulk has its own operations for them). */
+const placementFields = { assigned_agent_id: v.optional(v.nullable(id())), funnel_stage_id: v.optional(v.nullable(id())) };
+
+export const createContactBody = v.object({ phone_number: phone, ...profileFields, ...placementFields, opted_out: optedOut });
+
+export const updateContactBody = v.object({ phone_number: v.optional(phone), ...profileFields, ...tagChanges, ...placementFields, opted_out: optedOut });
 
 export type CreateContactInput = v.InferOutput<typeof createContactBody> & { origin?: string };
 export type UpdateContactInput = v.InferOutput<typeof updateContactBody>;

@@ -4,8 +4,8 @@
  * counts, and the contact events, each written in the transaction of the change it reports.
  */
 import { commit, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
-import { badRequest, conflict, notFound, validationError } from '#shared/http/errors.ts';
-import { decodeCursor, encodeCursor } from '#shared/http/schemas.ts';
+import { conflict, notFound, validationError } from '#shared/http/errors.ts';
+import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { keys } from '#shared/store/keys.ts';
 import { getStage, stageCountItems } from '#shared/funnel/repository.ts';
 import { contactStageChanged } from '#shared/funnel/events.ts';
@@ -14,7 +14,7 @@ import { normalizePhone } from './phone.ts';
 import { contactPut, findContactIdByPhone, getStoredContact, newContact, phoneClaim, phoneRelease, queryContactItems } from './repository.ts';
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { assertAgentOfBusiness, assignmentChange } from './assignment.ts';
-import { cancellationCodes, optimistic, RetryableConflict } from './transact.ts';
+import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
 import { dedupeTags, type CreateContactInput, type UpdateContactInput } from './schemas.ts';
 import { contactMatcher } from './search.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
@@ -199,7 +199,8 @@ export interface ListContactsInput {
 const MAX_FILTERED_ITEMS_SCANNED = 20_000;
 
 export async function listContacts(bid: string, input: ListContactsInput): Promise<{ contacts: Contact[]; next_cursor: string | null }> {
-  let key = decodeContactCursor(bid, input.cursor);
+  const { pk, skPrefix } = keys.contactPrefix(bid);
+  let key: Record<string, unknown> | undefined = decodeCursor(input.cursor, { pk, sk: { prefix: skPrefix } });
   const matches = contactMatcher(input.filters, input.search);
   const contacts: Contact[] = [];
   let scanned = 0;
@@ -221,12 +222,3 @@ export async function listContacts(bid: string, input: ListContactsInput): Promi
   }
 }
 
-/** A cursor is a contact key of the caller's business; anything else (forged, foreign, garbled) is a 400. */
-function decodeContactCursor(bid: string, cursor: string | undefined): Record<string, unknown> | undefined {
-  if (cursor === undefined || cursor === '') return undefined;
-  const key = decodeCursor(cursor);
-  const { pk, skPrefix } = keys.contactPrefix(bid);
-  const valid = key && Object.keys(key).length === 2 && key.pk === pk && typeof key.sk === 'string' && key.sk.startsWith(skPrefix);
-  if (!valid) throw badRequest('invalid_cursor', 'The cursor is not valid for this list');
-  return key;
-}

@@ -205,6 +205,46 @@ export function conversationTouch(current: Conversation, touch: ConversationTouc
   };
 }
 
+/**
+ * The outbound touch of a send that did not read the conversation: what conversationTouch decides from the read
+ * item becomes a condition instead (lastMessageAt not later than this message; a handoff pause only when it ends
+ * later than the running one). A cancelled condition tells the caller to read the conversation and use
+ * conversationTouch.
+ */
+export function unreadOutboundTouch(
+  businessId: string,
+  conversationId: string,
+  touch: { at: string; aiPausedUntil?: string; aiDisable?: boolean; lengthenAiPauseTo?: string },
+): TransactItem {
+  const sets = ['lastMessageAt = :at', 'lastOutboundAt = :at', 'updatedAt = :now', 'gsi1sk = :gsi1sk'];
+  const conditions = ['attribute_exists(pk)', '(attribute_not_exists(lastMessageAt) OR attribute_type(lastMessageAt, :null) OR lastMessageAt <= :at)'];
+  const values: Record<string, unknown> = {
+    ':at': touch.at,
+    ':now': new Date().toISOString(),
+    ':gsi1sk': keys.conversationByRecency(businessId, touch.at, conversationId).gsi1sk,
+    ':null': 'NULL',
+  };
+  const pause = touch.aiPausedUntil ?? touch.lengthenAiPauseTo;
+  if (pause) {
+    sets.push('aiPausedUntil = :pause');
+    values[':pause'] = pause;
+    if (!touch.aiPausedUntil) conditions.push('(attribute_not_exists(aiPausedUntil) OR attribute_type(aiPausedUntil, :null) OR aiPausedUntil < :pause)');
+  }
+  if (touch.aiDisable) {
+    sets.push('aiEnabled = :false');
+    values[':false'] = false;
+  }
+  return {
+    Update: {
+      TableName: table(),
+      Key: keys.conversation(businessId, conversationId),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
 /** Conversations of a business, most recent activity first. */
 export async function listConversations(businessId: string, limit: number, startKey?: Record<string, unknown>) {
   const page = await db.send(new QueryCommand({

@@ -6,7 +6,7 @@
 import { commit } from '#shared/events/outbox.ts';
 import { notFound } from '#shared/http/errors.ts';
 import { contactPut, getStoredContact } from '#shared/contacts/repository.ts';
-import { cancellationCodes, optimistic, RetryableConflict } from '#shared/contacts/transact.ts';
+import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
 import { listStages, stageCountItems } from './repository.ts';
 import { contactStageChanged, type StageRef } from './events.ts';
 import { stageNotFound } from './service.ts';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { commit } from '#shared/events/outbox.ts';
 import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
-import { cancellationCodes, optimistic, RetryableConflict } from '#shared/contacts/transact.ts';
+import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
 import { DEFAULT_STAGE_COLOR, MAX_STAGES, type FunnelStage } from './model.ts';
 import { freeSlots, getStage, type RankedStage, listRankedStages, listStages, publicStage, rankAt, RANK_STEP, slotClaim, slotRelease, stageDeleteIfEmpty, stageFieldsUpdate, stagePut, stageRank } from './repository.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';

@@ -1,6 +1,6 @@
 /**
  * `endpoint`: the pipeline (shared/http/pipeline.ts) of a route that takes an API key — auth + scope, then the
- * route's rate-limit class. A handler module declares its route (a row of functions/routes.ts), its valibot schemas
+ * route's rate-limit class. A handler module declares its route (a row of shared/routes.ts), its valibot schemas
  * and a `run` function that calls an area service; it never touches DynamoDB or the upstream itself.
  */
 import { authMiddleware } from './middleware/auth.ts';

@@ -10,7 +10,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
-import { findRoute, type Route } from '#functions/routes.ts';
+import { findRoute, type Route } from '#shared/routes.ts';
 import { logger } from '#shared/log/logger.ts';
 import { ConfigurationError } from '#shared/settings/env.ts';
 import { ApiError, validationError, type FieldErrors } from './errors.ts';
@@ -23,7 +23,7 @@ import { toFieldErrors } from './validation.ts';
 export type AnySchema = v.GenericSchema | v.GenericSchemaAsync;
 
 export interface EndpointSpec<B extends AnySchema | undefined, Q extends AnySchema | undefined, P extends AnySchema | undefined> {
-  /** `METHOD /path` exactly as in functions/routes.ts. */
+  /** `METHOD /path` exactly as in shared/routes.ts. */
   route: string;
   summary?: string;
   body?: B;
@@ -34,6 +34,13 @@ export interface EndpointSpec<B extends AnySchema | undefined, Q extends AnySche
   invalid?: (details: FieldErrors, where: 'body' | 'query' | 'params') => ApiError;
   /** Status codes and descriptions for the OpenAPI document. */
   responses?: Record<number, string>;
+  /**
+   * Reads the handler needs first and that change nothing, started beside the rate-limit decision so that
+   * they cost no round trip of their own; the result reaches `run` as `prefetched`. Must not throw on bad input.
+   */
+  prefetch?: (input: { auth: AuthContext; body: unknown; params: Record<string, string | undefined> }) => Promise<unknown>;
+  /** Reshapes every error reply of this endpoint (the Cloud-API-compatible routes answer Graph error bodies). */
+  errorReply?: (reply: Reply, event: APIGatewayProxyEventV2) => Reply;
 }
 
 export type Out<S> = S extends AnySchema ? v.InferOutput<S> : undefined;
@@ -46,6 +53,8 @@ export interface RequestContext<B, Q, P> {
   headers: Record<string, string | undefined>;
   event: APIGatewayProxyEventV2;
   requestId: string;
+  /** What the spec's `prefetch` read. */
+  prefetched?: unknown;
 }
 
 export type Run<B, Q, P> = (ctx: RequestContext<B, Q, P>) => Promise<HandlerResult | Reply>;
@@ -102,6 +111,7 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
 
   const core = async (event: APIGatewayProxyEventV2, context: Context): Promise<Reply> => {
     const s = state(event);
+    const [, prefetched] = await Promise.all([s.admission, spec.prefetch && s.auth ? spec.prefetch({ auth: s.auth, body: s.body, params: event.pathParameters ?? {} }) : undefined]);
     const body = await validate(spec.body, s.body, 'body', spec.invalid);
     const query = await validate(spec.query, event.queryStringParameters ?? {}, 'query', spec.invalid);
     const params = await validate(spec.params, event.pathParameters ?? {}, 'params', spec.invalid);
@@ -113,6 +123,7 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
       headers: event.headers ?? {},
       event,
       requestId: event.requestContext?.requestId ?? context.awsRequestId,
+      prefetched,
     });
     const reply = isReply(out) ? out : json(out.status, out.body, out.headers);
     reply.headers = { ...s.rateHeaders, ...reply.headers };
@@ -124,7 +135,11 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
     .use({
       // The outermost error mapper: also catches what auth, limits and parsing throw.
       onError: async (request) => {
-        request.response = toReply(request.error, state(request.event).rateHeaders);
+        const s = state(request.event);
+        // A refusal by the rate limit answers first, as when it ran before body parsing.
+        const refused = await s.admission?.then(() => undefined, (err: unknown) => err);
+        const reply = toReply(refused ?? request.error, s.rateHeaders);
+        request.response = spec.errorReply ? spec.errorReply(reply, request.event) : reply;
       },
     })
     .use({

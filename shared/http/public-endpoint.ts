@@ -1,6 +1,6 @@
 /**
  * `publicEndpoint`: the pipeline (shared/http/pipeline.ts) of a route without API-key auth (`scope: null` in
- * functions/routes.ts: the reference pages, the upstream webhook, which authenticates by its own signature or
+ * shared/routes.ts: the reference pages, the upstream webhook, which authenticates by its own signature or
  * token). It imports neither the key store nor the rate limiter, so these functions' bundles carry no table
  * client unless their own code uses the table (infra/needs.ts grants follow the bundle).
  */

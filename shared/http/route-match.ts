@@ -45,15 +45,22 @@ const decode = (raw: string) => {
   }
 };
 
-/** A matcher over `routes`: the route and its decoded path parameters, or the methods the path allows, or nothing. */
+/**
+ * A matcher over `routes`: the route and its decoded path parameters, or the methods the path allows, or nothing.
+ * A path is owned by its most specific pattern: `/team/v1` belongs to `GET /team/v1`, so `DELETE /team/v1` is a
+ * 405 naming GET, not a call of the Cloud-API-compatible `DELETE /{version}/{id}`.
+ */
 export function routeMatcher<R extends RoutePattern>(routes: readonly R[]): (method: string, path: string) => RouteMatch<R> {
   // API Gateway picks the most specific route: more literal segments first.
   const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
   return (method, path) => {
     const allowed: string[] = [];
+    let owner: number | undefined;
     for (const c of compiled) {
+      if (owner !== undefined && c.literalSegments < owner) break;
       const m = c.regex.exec(path);
       if (!m) continue;
+      owner = c.literalSegments;
       if (c.route.method !== method) {
         allowed.push(c.route.method);
         continue;

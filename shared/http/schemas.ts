@@ -17,17 +17,3 @@ export const pageQuery = (max = 100, fallback = 20) =>
     ),
     cursor: v.optional(v.pipe(v.string(), v.maxLength(2048))),
   });
-
-/** Opaque pagination cursors: the DynamoDB LastEvaluatedKey, base64url-encoded JSON. */
-export const encodeCursor = (key: Record<string, unknown> | undefined): string | null =>
-  key ? Buffer.from(JSON.stringify(key)).toString('base64url') : null;
-
-export const decodeCursor = (cursor: string | undefined): Record<string, unknown> | undefined => {
-  if (!cursor) return undefined;
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-};

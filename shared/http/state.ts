@@ -7,6 +7,11 @@ export interface RequestState {
   body?: unknown;
   rawBody?: Buffer;
   rateHeaders?: Record<string, string>;
+  /**
+   * The rate-limit decision, started by the rate-limit middleware and awaited by the endpoint beside the
+   * handler's own first reads (rejects with the 429). Nothing the handler writes runs before it settles.
+   */
+  admission?: Promise<void>;
 }
 
 const states = new WeakMap<object, RequestState>();

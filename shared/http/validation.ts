@@ -2,6 +2,7 @@
  * valibot issues → the contract's `details: { <field>: [message] }` map.
  */
 import * as v from 'valibot';
+import { clientKeyed } from '#shared/lang/client-keys.ts';
 import type { FieldErrors } from './errors.ts';
 
 export const issuePath = (issue: v.BaseIssue<unknown>): string => {
@@ -10,7 +11,8 @@ export const issuePath = (issue: v.BaseIssue<unknown>): string => {
 };
 
 export const toFieldErrors = (issues: readonly v.BaseIssue<unknown>[]): FieldErrors => {
-  const details: FieldErrors = {};
+  // Field paths come from the client's own keys (`toString`, `__proto__`...).
+  const details: FieldErrors = clientKeyed();
   for (const issue of issues) {
     const field = issuePath(issue);
     (details[field] ??= []).push(issue.message);

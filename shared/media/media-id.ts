@@ -30,9 +30,3 @@ export async function requireAccessibleMediaId(businessId: string, phoneNumberId
   if (await upstreamMediaInfo(businessId, phoneNumberId, mediaId)) return check;
   throw mediaPermissionDenied(mediaId);
 }
-
-/**
- * Whether a template header `url` is really a media id (a common mistake): upstream media ids are
- * long digit strings; anything with a scheme or a slash is a URL.
- */
-export const looksLikeMediaId = (value: string): boolean => /^\d{6,32}$/.test(value.trim());

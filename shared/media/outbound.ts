@@ -1,21 +1,20 @@
 /**
- * The media step of the send path (shared/messages/send.ts calls it for image, video, audio, document and
- * sticker messages): apply the contract's size and format rules to the draft, proxy a link the upstream
+ * The media step of the send path (shared/messages/send.ts loads it for image, video, audio, document and
+ * sticker messages and hands it the upstream step of shared/messages/dispatch.ts, which this module never
+ * imports at run time): apply the contract's size and format rules to the draft, proxy a link the upstream
  * cannot download (131052), and when the media worker needs longer than the wait budget, store the
  * message as `queued` and answer 202 (the worker's finisher completes the send and emits its event).
  */
 import { ApiError } from '#shared/http/errors.ts';
 import { commit } from '#shared/events/outbox.ts';
-import { messageOwnerPut, messagePut, type Message } from '#shared/messages/repository.ts';
-import { outboundMessage, type OutboundDraft } from '#shared/messages/send.ts';
+import { messageOwnerPut, messagePut } from '#shared/messages/repository.ts';
+import { outboundMessage, sendResult, type OutboundDraft } from '#shared/messages/draft.ts';
+import type { Dispatch } from '#shared/messages/dispatch.ts';
 import type { Outcome } from '#shared/messages/idempotency.ts';
-import { UpstreamError } from '#shared/upstream/client.ts';
+import type { UpstreamError } from '#shared/upstream/client.ts';
 import { isMediaType, type MediaType } from './formats.ts';
 import { prepareThroughWorker } from './jobs.ts';
 import { planAfterUpstreamError, planMediaSend, type MediaJobReason, type MediaObject, type MediaSendRequest, type PreparedMedia } from './send-media.ts';
-
-/** Sends a draft upstream; `recover` may answer an upstream error instead of recording the failure. */
-export type Dispatch = (draft: OutboundDraft, recover?: (err: UpstreamError) => Promise<Outcome | undefined>) => Promise<Outcome>;
 
 /** The finisher name the media worker knows (shared/media/outbound-finisher.ts). */
 export const OUTBOUND_FINISHER = 'outbound-message';
@@ -89,21 +88,5 @@ async function storeQueued(draft: OutboundDraft): Promise<Outcome> {
   await commit([messagePut(message, 'attribute_not_exists(pk)'), messageOwnerPut(message)]).catch((err) => {
     if ((err as Error).name !== 'TransactionCanceledException') throw err;
   });
-  return {
-    status: 202,
-    body: {
-      messaging_product: 'whatsapp',
-      contacts: [{ input: draft.input ?? draft.to, wa_id: draft.to.replace(/\D/g, '') }],
-      messages: [{ id: draft.id, wamid: null }],
-      data: {
-        id: draft.id,
-        conversationId: draft.conversation.id,
-        messageType: draft.messageType,
-        direction: 'outbound',
-        status: 'queued',
-        createdAt: draft.createdAt,
-        ...(draft.metadata ? { metadata: draft.metadata } : {}),
-      },
-    },
-  };
+  return { status: 202, body: sendResult(message, draft.input) as unknown as Record<string, unknown> };
 }

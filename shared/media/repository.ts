@@ -2,7 +2,7 @@
  * Media items of the single table: uploaded media (keyed by the media id the client uses), presigned
  * uploads waiting for their bytes, and media jobs (a send's proxy/conversion work and its outcome).
  */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { MediaType } from './formats.ts';
@@ -39,6 +39,12 @@ export async function getMedia(businessId: string, mediaId: string): Promise<Med
   const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.media(businessId, mediaId) }));
   if (!Item) return undefined;
   return { ...(Item as MediaRecord), type: Item.mediaType as MediaType };
+}
+
+/** Forgets a media id of the business; false when it had none of that id. */
+export async function deleteMediaRecord(businessId: string, mediaId: string): Promise<boolean> {
+  const { Attributes } = await db.send(new DeleteCommand({ TableName: table(), Key: keys.media(businessId, mediaId), ReturnValues: 'ALL_OLD' }));
+  return Attributes !== undefined;
 }
 
 export interface UploadRecord {

@@ -2,7 +2,7 @@
  * The media bucket: originals of uploads (kept so that a conversion or a re-upload never needs the
  * client again) and the target of presigned uploads. One client per container.
  */
-import { S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand } from '@aws-sdk/client-s3';
+import { S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config } from '#shared/config.ts';
 import { requiredEnv } from '#shared/settings/env.ts';
@@ -55,4 +55,13 @@ export async function presignPut(key: string, contentType: string, contentLength
     new PutObjectCommand({ Bucket: bucket(), Key: key, ContentType: contentType, ContentLength: contentLength }),
     { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
   );
+}
+
+/** A presigned GET of an object (the Cloud-API-compatible media URL). */
+export async function presignGet(key: string, expiresInSeconds: number): Promise<string> {
+  return getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket(), Key: key }), { expiresIn: expiresInSeconds });
+}
+
+export async function deleteObject(key: string): Promise<void> {
+  await s3.send(new DeleteObjectCommand({ Bucket: bucket(), Key: key }));
 }

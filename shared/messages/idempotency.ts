@@ -1,10 +1,13 @@
 /**
  * `Idempotency-Key` on sends: the first response (success or client error) is kept for 24 hours and
  * returned again for the same key without sending twice; the same key with a different body is a 422.
- * A request still running under the key answers 409; a crash (5xx) frees the key for another attempt.
+ * A request still running under the key answers 409. A crash (5xx) frees the key for another attempt only
+ * while nothing was recorded under it: once the send recorded its message (bindToMessage, in the message's own
+ * transaction) the key is kept whatever happens after, and a repeat answers with that message's outcome.
  */
 import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TransactItem } from '#shared/events/outbox.ts';
 import { db, table } from '#shared/store/client.ts';
 import { applied } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -31,7 +34,40 @@ const replay = (o: Outcome): Outcome => {
   return o;
 };
 
-export async function idempotent(businessId: string, scope: string, key: string, requestBody: unknown, run: () => Promise<Outcome>): Promise<Outcome> {
+/** Ties a claimed key to the message its request records (part of the recording transaction). */
+export const bindToMessage = (businessId: string, scope: string, key: string, messageId: string): TransactItem => ({
+  Update: {
+    TableName: table(),
+    Key: keys.idempotency(businessId, scope, key),
+    UpdateExpression: 'SET messageId = :id',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':id': messageId },
+  },
+});
+
+/** Unties a key from a message whose recording was taken back (nothing went out): a repeat runs afresh. */
+export const unbindFromMessage = (businessId: string, scope: string, key: string, messageId: string): TransactItem => ({
+  Update: {
+    TableName: table(),
+    Key: keys.idempotency(businessId, scope, key),
+    UpdateExpression: 'REMOVE messageId',
+    ConditionExpression: 'messageId = :id',
+    ExpressionAttributeValues: { ':id': messageId },
+  },
+});
+
+/**
+ * Runs `run` once per key. `resume` answers a repeat of a request that recorded a message and then died
+ * before its answer was kept: the message's outcome, or undefined while it is still in flight (409).
+ */
+export async function idempotent(
+  businessId: string,
+  scope: string,
+  key: string,
+  requestBody: unknown,
+  run: () => Promise<Outcome>,
+  resume?: (messageId: string) => Promise<Outcome | undefined>,
+): Promise<Outcome> {
   if (key.length === 0 || key.length > 255) throw validationError({ 'Idempotency-Key': ['must be 1 to 255 characters'] }, 'Invalid Idempotency-Key header');
   const Key = keys.idempotency(businessId, scope, key);
   const hash = hashOf(requestBody);
@@ -45,10 +81,12 @@ export async function idempotent(businessId: string, scope: string, key: string,
   })));
   if (!claimed) {
     const { Item } = await db.send(new GetCommand({ TableName: table(), Key, ConsistentRead: true }));
-    if (!Item) return idempotent(businessId, scope, key, requestBody, run);
+    if (!Item) return idempotent(businessId, scope, key, requestBody, run, resume);
     if (Item.hash !== hash) {
       throw new ApiError(422, { error: 'idempotency_key_reused', message: 'This Idempotency-Key was used with a different request body in the last 24 hours' });
     }
+    const resumed = Item.state !== 'done' && typeof Item.messageId === 'string' && resume ? await resume(Item.messageId) : undefined;
+    if (resumed) return replay(resumed);
     if (Item.state !== 'done') throw new ApiError(409, { error: 'idempotency_in_progress', message: 'A request with this Idempotency-Key is still being processed' });
     return replay({ status: Item.status, body: Item.body });
   }
@@ -57,11 +95,13 @@ export async function idempotent(businessId: string, scope: string, key: string,
   try {
     outcome = await run();
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) {
+    // A client error is the answer for good; a 429 (a limit of this minute) is not.
+    if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
       await save(Key, { status: err.status, body: err.body });
       throw err;
     }
-    await db.send(new DeleteCommand({ TableName: table(), Key })).catch(() => undefined);
+    // Free the key for another attempt, unless a message was recorded under it (it may be out already).
+    await db.send(new DeleteCommand({ TableName: table(), Key, ConditionExpression: 'attribute_not_exists(messageId)' })).catch(() => undefined);
     throw err;
   }
   await save(Key, outcome);

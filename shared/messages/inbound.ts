@@ -12,6 +12,7 @@ import { findOrCreateContactByPhone, recordContactActivity } from '#shared/conta
 import { conversationTouch, findOrCreateConversation } from '#shared/conversations/repository.ts';
 import { logger } from '#shared/log/logger.ts';
 import { findByWamid, getMessage, messageOwnerPut, messagePut, wamidPut, type Message } from './repository.ts';
+import { routePut } from './send-route.ts';
 
 export interface InboundOutcome {
   stored: boolean;
@@ -67,7 +68,14 @@ export async function recordInbound(businessId: string, value: Record<string, an
   };
   try {
     await commitWithRetry(
-      [wamidPut(wamid, businessId, stored.id), messagePut(stored), messageOwnerPut(stored), conversationTouch(conversation, { at, direction: 'inbound' })],
+      [
+        wamidPut(wamid, businessId, stored.id),
+        messagePut(stored),
+        messageOwnerPut(stored),
+        conversationTouch(conversation, { at, direction: 'inbound' }),
+        // The reply to this customer finds its contact and conversation in one read.
+        routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }),
+      ],
       [newEvent(businessId, 'message.received', { ...upstreamFormat, message_id: stored.id, conversation_id: conversation.id, contact_id: contact.id })],
     );
   } catch (err) {

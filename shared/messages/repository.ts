@@ -32,9 +32,9 @@ export interface Message {
   /** The other party, E.164. */
   phoneNumber: string;
   waId: string;
-  /** The type object (text, image, template...) as sent or received. */
-  content: unknown;
-  /** Outbound: the exact upstream payload, reused by retry. Inbound: the upstream message object. */
+  /** The type object (text, image, template...) as sent or received: `payload[messageType]`, derived on read, never stored. */
+  content?: unknown;
+  /** Outbound: the exact upstream payload, reused by retry. Inbound: the upstream message object. Stored once. */
   payload: Record<string, unknown>;
   metadata?: Record<string, unknown>;
   sentBy?: SentBy;
@@ -47,17 +47,30 @@ export interface Message {
   failedAt?: string | null;
   retriedAt?: string | null;
   receivedAt?: string | null;
+  retryCount?: number;
+  /** While an upstream call of this message is in flight: its attempt id (shared/messages/send-state.ts). */
+  sendAttempt?: string;
+  /** Inbound: when the business sent its read receipt (shared/messages/read-receipt.ts). */
+  markedReadAt?: string | null;
+  /** Inbound: when the business last showed the typing indicator in answer to it. */
+  typingShownAt?: string | null;
   /** The business's current reaction to this message (set by a reaction send, removed by an empty emoji). */
   reaction?: { emoji: string; messageId: string; reactedAt: string };
 }
 
-export const messagePut = (m: Message, condition?: string): TransactItem => ({
-  Put: {
-    TableName: table(),
-    Item: { ...keys.message(m.businessId, m.id), ...keys.messageInConversation(m.businessId, m.conversationId, m.createdAt, m.id), type: 'message', ...m },
-    ...(condition ? { ConditionExpression: condition } : {}),
-  },
-});
+/** The message item; `content` is left out (it is the payload's type object, derived on read). */
+export const messagePut = (m: Message, condition?: Pick<TransactPut, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'> | string): TransactItem => {
+  const { content: _derived, ...stored } = m;
+  return {
+    Put: {
+      TableName: table(),
+      Item: { ...keys.message(m.businessId, m.id), ...keys.messageInConversation(m.businessId, m.conversationId, m.createdAt, m.id), type: 'message', ...stored },
+      ...(typeof condition === 'string' ? { ConditionExpression: condition } : condition ?? {}),
+    },
+  };
+};
+
+type TransactPut = NonNullable<TransactItem['Put']>;
 
 /** Who owns a new message id (tells another account's id, 403, from an unknown one, 404). Idempotent. */
 export const messageOwnerPut = (m: Pick<Message, 'id' | 'businessId'>): TransactItem => ownerPut('message', m.id, m.businessId);
@@ -71,9 +84,10 @@ export const wamidPut = (wamid: string, businessId: string, messageId: string): 
   },
 });
 
-const toMessage = (item: Record<string, any>): Message => {
+export const toMessage = (item: Record<string, any>): Message => {
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ...rest } = item;
-  return rest as Message;
+  // Items written before the payload was stored once still carry their own `content`.
+  return { ...rest, content: rest.content ?? rest.payload?.[rest.messageType] ?? null } as Message;
 };
 
 export async function getMessage(businessId: string, id: string): Promise<Message | undefined> {
@@ -102,6 +116,6 @@ export async function listMessages(businessId: string, conversationId: string, l
 
 /** The public view of a message (no tenancy or storage fields). */
 export const messageView = (m: Message) => {
-  const { businessId: _bid, payload: _payload, ...rest } = m;
+  const { businessId: _bid, payload: _payload, sendAttempt: _attempt, ...rest } = m;
   return rest;
 };

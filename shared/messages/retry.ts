@@ -1,55 +1,89 @@
 /**
  * `POST /messages/v1/{id}/retry`: a failed message is sent again with its stored recipient, type, content and
- * metadata. Success moves it to `sent` (with `retriedAt`); a failure that still holds keeps it `failed` and
- * answers 400 `retry_failed` with the upstream code and the action required.
+ * metadata. One retry at a time: the retry first claims the message (failed → queued with an open attempt, a
+ * conditional write only one caller wins), then sends, then settles. Success moves it to `sent` (with
+ * `retriedAt`); a failure that still holds returns it to `failed` and answers 400 `retry_failed` with the
+ * upstream code and the action required.
  */
 import { missingRecord } from '#shared/auth/ownership.ts';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
-import { newEvent } from '#shared/events/outbox.ts';
-import { commitWithRetry } from './transact.ts';
-import { db, table } from '#shared/store/client.ts';
+import { commit } from '#shared/events/outbox.ts';
 import { keys } from '#shared/store/keys.ts';
-import { sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
+import { batchGetAll } from '#shared/store/batch.ts';
+import { reserveSend, sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
-import { getConversation, conversationTouch } from '#shared/conversations/repository.ts';
-import { recordContactActivity } from '#shared/contacts/repository.ts';
-import { logger } from '#shared/log/logger.ts';
-import { getMessage, wamidPut } from './repository.ts';
-import { eventData } from './events.ts';
-import { requirePhoneNumber } from './send.ts';
+import { conversationTouch, unreadOutboundTouch } from '#shared/conversations/repository.ts';
+import type { Business } from '#shared/business/repository.ts';
+import { toMessage, type Message } from './repository.ts';
+import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent, unclaimItems, withConversationTouch } from './send-state.ts';
+import { messagingAccount } from './send-route.ts';
+import { templateContext } from '#shared/templates/error-context.ts';
+import { budgetRefused } from './ordinary-budget.ts';
+import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
+import { UUID_RE } from '#shared/http/schemas.ts';
 
 export interface RetryResult {
   message: string;
   data: { id: string; messageId: string; status: 'sent'; retriedAt: string };
 }
 
-export async function retryMessage(businessId: string, id: string): Promise<RetryResult> {
-  const message = await getMessage(businessId, id);
+const notRetryable = (id: string, status: string) =>
+  badRequest('invalid_state', `Only failed messages can be retried; this message is ${status}`, { data: { id, status } });
+
+export interface RetryContext {
+  message?: Message;
+  business?: Business;
+}
+
+/** The message and its business's number, in one read (the endpoint starts it beside the rate limit). */
+export async function loadRetryContext(businessId: string, id: string): Promise<RetryContext> {
+  const wanted = [keys.message(businessId, id), keys.business(businessId)];
+  const items = await batchGetAll(wanted);
+  const item = (sk: string) => items.find((it) => it.sk === sk);
+  const message = item(wanted[0].sk);
+  return { message: message ? toMessage(message) : undefined, business: item(wanted[1].sk) as Business | undefined };
+}
+
+/** The retry context of a path id, or nothing when the id is no message id or the read fails (the retry reads again). */
+export const prefetchRetryContext = (businessId: string, id: string | undefined): Promise<RetryContext | undefined> =>
+  id && UUID_RE.test(id) ? loadRetryContext(businessId, id).catch(() => undefined) : Promise.resolve(undefined);
+
+export async function retryMessage(businessId: string, id: string, prefetched?: RetryContext): Promise<RetryResult> {
+  const { message, business } = prefetched ?? (await loadRetryContext(businessId, id));
   if (!message) throw await missingRecord('message', id, businessId, notFound(`Message ${id} not found`));
   if (message.direction !== 'outbound') throw notFound(`Message ${id} not found`);
-  if (message.status !== 'failed') {
-    throw badRequest('invalid_state', `Only failed messages can be retried; this message is ${message.status}`, { data: { id, status: message.status } });
+  if (message.status !== 'failed') throw notRetryable(id, message.status);
+  const { phoneNumberId } = messagingAccount(business);
+
+  const attempt = newAttempt();
+  const claimedAt = new Date().toISOString();
+  // Claimed while the business's budget unit and the number's throughput place are taken.
+  const reserved = reserveSend(phoneNumberId);
+  const [claimed, budgetTaken] = await Promise.all([
+    commit(claimItems(message, attempt, claimedAt)).then(
+      () => true,
+      (err) => (messageConditionFailed(err) ? false : Promise.reject(err)),
+    ),
+    consumeOrdinarySend(businessId),
+  ]);
+  if (claimed && !budgetTaken) {
+    // Refused before it went out: the message goes back to failed, untouched.
+    await commit(unclaimItems(message, attempt, new Date().toISOString()));
   }
-  const { phoneNumberId } = await requirePhoneNumber(businessId);
-  const attemptAt = new Date().toISOString();
-  const key = keys.message(businessId, id);
+  if (!budgetTaken) throw budgetRefused();
+  // Another retry holds the message (or has sent it): this one sends nothing.
+  if (!claimed) throw badRequest('invalid_state', 'The message is being retried by another request or is no longer failed', { data: { id } });
 
   let result;
   try {
-    result = await upstreamSend(businessId, phoneNumberId, message.payload);
+    result = await upstreamSend(businessId, phoneNumberId, message.payload, reserved);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    const t = message.payload.template as { name?: string; language?: { code?: string } } | undefined;
-    const failure = toDeliveryError(err, { templateName: t?.name, language: t?.language?.code });
+    const failure = toDeliveryError(err, templateContext(message.payload));
     const error = { code: failure.code, error: failure.error, message: failure.message, ...(failure.details ? { details: failure.details } : {}) };
-    await db.send(new UpdateCommand({
-      TableName: table(),
-      Key: key,
-      UpdateExpression: 'SET #error = :error, lastRetryAt = :at, updatedAt = :at ADD retryCount :one',
-      ExpressionAttributeNames: { '#error': 'error' },
-      ExpressionAttributeValues: { ':error': error, ':at': attemptAt, ':one': 1 },
-    }));
+    const at = new Date().toISOString();
+    // Still failed: the message keeps its state (no new event), with the latest error and attempt count.
+    await settleFailed({ message, attempt, at, error, sets: { lastRetryAt: at, failedAt: message.failedAt ?? at }, retry: true, emit: false });
     throw new ApiError(400, {
       error: 'retry_failed',
       message: `The retry failed: ${failure.message}`,
@@ -62,31 +96,13 @@ export async function retryMessage(businessId: string, id: string): Promise<Retr
   }
 
   const retriedAt = new Date().toISOString();
-  const sent = { ...message, status: 'sent' as const, wamid: result.wamid, retriedAt, sentAt: retriedAt, updatedAt: retriedAt, error: null };
-  const conversation = await getConversation(businessId, message.conversationId);
-  try {
-    await commitWithRetry(
-      [
-        {
-          Update: {
-            TableName: table(),
-            Key: key,
-            UpdateExpression: 'SET #status = :sent, wamid = :wamid, retriedAt = :at, sentAt = :at, updatedAt = :at, #error = :null, waId = :waId ADD retryCount :one',
-            // Two concurrent retries: only one moves the message out of failed.
-            ConditionExpression: '#status = :failed',
-            ExpressionAttributeNames: { '#status': 'status', '#error': 'error' },
-            ExpressionAttributeValues: { ':sent': 'sent', ':failed': 'failed', ':wamid': result.wamid, ':at': retriedAt, ':null': null, ':one': 1, ':waId': result.waId || message.waId },
-          },
-        },
-        wamidPut(result.wamid, businessId, id),
-        ...(conversation ? [conversationTouch(conversation, { at: retriedAt, direction: 'outbound' })] : []),
-      ],
-      [newEvent(businessId, 'message.sent', eventData(sent, { sent_by: message.sentBy ?? 'api', sent_at: retriedAt, retried_at: retriedAt, content: message.content }))],
-    );
-  } catch (err) {
-    if ((err as Error)?.name === 'TransactionCanceledException') throw badRequest('invalid_state', 'The message was retried concurrently and is no longer failed', { data: { id } });
-    throw err;
-  }
-  await recordContactActivity(businessId, message.contactId, retriedAt).catch((err) => logger.warn('contact activity not recorded', { error: err as Error }));
+  // The conversation is touched without being read (read only if the touch's condition does not hold).
+  await withConversationTouch(
+    businessId,
+    message.conversationId,
+    (touch) => settleSent({ message, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt }, retry: true, items: [touch], eventExtra: { retried_at: retriedAt } }),
+    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt }),
+    (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound' }),
+  );
   return { message: 'Message sent successfully', data: { id, messageId: result.wamid, status: 'sent', retriedAt } };
 }

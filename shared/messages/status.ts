@@ -2,6 +2,10 @@
  * Delivery statuses from upstream webhooks. A message moves forward only — sent → delivered → read, and to
  * failed from sent or delivered — so webhooks arriving out of order or twice change nothing; each move is a
  * conditional update written with its event (`message.delivered`, `message.read`, `message.failed`).
+ *
+ * A status for a wamid the service does not know yet may belong to a send whose answer was lost after the
+ * upstream accepted it: its `biz_opaque_callback_data` is then the message id the send passed, and the message
+ * is settled as sent with this wamid (and `message.sent`) before the status itself applies.
  */
 import { onMessageStatus } from '#shared/broadcasts/status.ts';
 import { newEvent } from '#shared/events/outbox.ts';
@@ -11,32 +15,48 @@ import { keys } from '#shared/store/keys.ts';
 import type { EventName } from '#shared/events/names.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { UpstreamError } from '#shared/upstream/client.ts';
+import { getConversation, conversationTouch } from '#shared/conversations/repository.ts';
+import { UUID_RE } from '#shared/http/schemas.ts';
 import { findByWamid, getMessage, type MessageStatus } from './repository.ts';
 import { eventData } from './events.ts';
 import { webhookTime } from './inbound.ts';
+import { settleSent } from './send-state.ts';
 
 export type StatusOutcome = 'applied' | 'ignored' | 'unknown';
 
-/** The states a message may be in for each incoming status to apply. */
-const FROM: Record<string, MessageStatus[]> = {
-  sent: ['queued'],
-  delivered: ['queued', 'sent'],
-  read: ['queued', 'sent', 'delivered'],
-  failed: ['queued', 'sent', 'delivered'],
-};
+/**
+ * The states a message may be in for each incoming status to apply. Maps, because the status is the sender's
+ * text: on a plain object `constructor` or `__proto__` would find Object.prototype's members.
+ */
+const FROM = new Map<string, MessageStatus[]>([
+  ['sent', ['queued']],
+  ['delivered', ['queued', 'sent']],
+  ['read', ['queued', 'sent', 'delivered']],
+  ['failed', ['queued', 'sent', 'delivered']],
+]);
 
-const EVENT: Record<string, EventName | undefined> = {
-  sent: 'message.sent',
-  delivered: 'message.delivered',
-  read: 'message.read',
-  failed: 'message.failed',
+const EVENT = new Map<string, EventName>([
+  ['sent', 'message.sent'],
+  ['delivered', 'message.delivered'],
+  ['read', 'message.read'],
+  ['failed', 'message.failed'],
+]);
+
+/**
+ * What the Cloud API said, unchanged: the status object (pricing, conversation, errors[].error_data...) as
+ * `statuses`, like `message.received` carries `messages`; and the client's `biz_opaque_callback_data` of the send
+ * (the value the service puts there itself when the client set none, the message id, is not the client's).
+ */
+const upstreamStatus = (status: Record<string, any>, message: { id: string; payload: Record<string, unknown> }) => {
+  const opaque = status.biz_opaque_callback_data ?? message.payload?.biz_opaque_callback_data;
+  return { statuses: [status], ...(opaque !== undefined && opaque !== message.id ? { biz_opaque_callback_data: opaque } : {}) };
 };
 
 export async function applyStatus(businessId: string, status: Record<string, any>): Promise<StatusOutcome> {
   const next = String(status.status ?? '');
-  const from = FROM[next];
+  const from = FROM.get(next);
   if (!from) return 'ignored';
-  const pointer = await findByWamid(String(status.id ?? ''));
+  const pointer = (await findByWamid(String(status.id ?? ''))) ?? (await settleLostAnswer(businessId, status));
   if (!pointer) return 'unknown';
   if (pointer.businessId !== businessId) return 'ignored';
   const message = await getMessage(businessId, pointer.messageId);
@@ -71,7 +91,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
           ExpressionAttributeValues: values,
         },
       }],
-      [newEvent(businessId, EVENT[next]!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}) }))],
+      [newEvent(businessId, EVENT.get(next)!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...upstreamStatus(status, message) }))],
     );
   } catch (err) {
     // Another delivery of a status moved the message first.
@@ -83,4 +103,30 @@ export async function applyStatus(businessId: string, status: Record<string, any
     await onMessageStatus(businessId, message.id, next as 'delivered' | 'read' | 'failed', error as { code?: string; error?: string; message?: string } | undefined);
   }
   return 'applied';
+}
+
+/**
+ * The send of a queued message named by the status's `biz_opaque_callback_data` (the id the send passed when
+ * the client set none) is settled as sent with the status's wamid. Checked against what the send stored, so that
+ * a client's own callback value never settles another message.
+ */
+async function settleLostAnswer(businessId: string, status: Record<string, any>): Promise<{ businessId: string; messageId: string } | undefined> {
+  const callback = status.biz_opaque_callback_data;
+  const wamid = String(status.id ?? '');
+  if (typeof callback !== 'string' || !UUID_RE.test(callback) || !wamid) return undefined;
+  const message = await getMessage(businessId, callback);
+  if (!message || message.direction !== 'outbound' || message.status !== 'queued') return undefined;
+  if (message.payload.biz_opaque_callback_data !== callback || message.id !== callback) return undefined;
+  if (status.recipient_id !== undefined && String(status.recipient_id).replace(/\D/g, '') !== message.waId) return undefined;
+  const conversation = await getConversation(businessId, message.conversationId);
+  const at = webhookTime(status.timestamp);
+  await settleSent({
+    message,
+    at,
+    wamid,
+    waId: message.waId,
+    items: conversation ? [conversationTouch(conversation, { at, direction: 'outbound' })] : [],
+  });
+  // Settled now, or by the send's own answer meanwhile: either way the wamid pointer tells.
+  return findByWamid(wamid);
 }

@@ -4,11 +4,10 @@
  * happened upstream by then: such a write is retried on a short backoff instead of being lost.
  */
 import { commit, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 
 const conflictOnly = (err: unknown): boolean => {
-  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
-  if (e?.name !== 'TransactionCanceledException') return false;
-  const codes = (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+  const codes = cancellationCodes(err) ?? [];
   return codes.includes('TransactionConflict') && !codes.includes('ConditionalCheckFailed');
 };
 

@@ -15,13 +15,31 @@ const METADATA_ADDRESSES = new Set([
   'fd00:ec2::254', // AWS IMDS over IPv6
 ]);
 
+/**
+ * Writes an IPv6 literal's trailing dotted quad as two hex groups. ipaddr.js reads `::a.b.c.d` (IPv4-compatible)
+ * as if it were `::ffff:a.b.c.d` (IPv4-mapped), which would hide the former from the range check below.
+ */
+function hexTail(text: string): string {
+  const tail = /^(.*:)(\d{1,3}(?:\.\d{1,3}){3})$/.exec(text);
+  if (!tail || !ipaddr.IPv4.isValidFourPartDecimal(tail[2])) return text;
+  const [a, b, c, d] = ipaddr.IPv4.parse(tail[2]).toByteArray();
+  return `${tail[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+/**
+ * IPv4-compatible IPv6 (`::/96`, deprecated by RFC 4291): ipaddr.js calls it `unicast`, yet `[::a9fe:a9fe]` may
+ * reach 169.254.169.254 through a stack that still honours it. The whole block is refused; `::` and `::1` keep
+ * their own ranges (unspecified, loopback).
+ */
+const isIpv4Compatible = (ip: ipaddr.IPv6) => ip.parts.slice(0, 6).every((p) => p === 0) && (ip.parts[6] !== 0 || ip.parts[7] > 1);
+
 export type AddressVerdict = { allowed: true } | { allowed: false; reason: string };
 
 /** Decide on one literal address; unparsable input is refused. */
 export function checkAddress(address: string, allowPrivate: boolean): AddressVerdict {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.parse(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
+    parsed = ipaddr.parse(hexTail(address.replace(/^\[|\]$/g, '').replace(/%.*$/, '')));
   } catch {
     return { allowed: false, reason: `not an IP address: ${address}` };
   }
@@ -30,6 +48,7 @@ export function checkAddress(address: string, allowPrivate: boolean): AddressVer
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
   const normalized = parsed.toString();
+  if (parsed.kind() === 'ipv6' && isIpv4Compatible(parsed as ipaddr.IPv6)) return { allowed: false, reason: `IPv4-compatible address ${normalized}` };
   if (METADATA_ADDRESSES.has(normalized)) return { allowed: false, reason: `metadata address ${normalized}` };
   const range = parsed.range();
   if (range === 'unicast') return { allowed: true };

@@ -3,6 +3,7 @@
  * "Errors" and decisions.md), referenced from the generated document as `#/components/schemas/<Name>`.
  * Request bodies come from the handlers' valibot schemas; these describe what the service answers.
  */
+import { cloudApiExamples, cloudApiSchemas, cloudApiSuccess, isCloudApiRoute, orReadReceipt } from './cloud-api.ts';
 const str = { type: 'string' } as const;
 const uuid = { type: 'string', format: 'uuid' } as const;
 const time = { type: 'string', format: 'date-time' } as const;
@@ -18,6 +19,7 @@ const nullable = (schema: Record<string, unknown>): Record<string, unknown> => (
 });
 
 export const schemas: Record<string, unknown> = {
+  ...cloudApiSchemas,
   Error: obj({ error: str, message: str, details: {} }, ['error'], { description: 'Simple error `{ error, message }`; some areas add fields (details, existing_contact_id, contact_count, invalid_ids...).' }),
   ValidationError: obj(
     { error: { const: 'validation_error' }, message: str, details: { type: 'object', additionalProperties: { type: 'array', items: str } } },
@@ -129,7 +131,8 @@ export const schemas: Record<string, unknown> = {
 
 /** Success body per operation (`METHOD /path` → status → schema); operations not listed answer a JSON object. */
 export const successBodies: Record<string, Record<number, unknown>> = {
-  'POST /messages/v1': { 200: ref('SendResult'), 202: ref('SendResult') },
+  ...cloudApiSuccess,
+  'POST /messages/v1': { 200: { anyOf: [ref('SendResult'), ref('ReadReceiptResult')] }, 202: ref('SendResult') },
   'POST /messages/v1/{id}/retry': { 200: ref('RetryResult') },
   'POST /media/v1': { 200: ref('UploadedMedia') },
   'POST /media/v1/uploads/{id}/complete': { 200: ref('UploadedMedia') },
@@ -172,6 +175,7 @@ export const successBodies: Record<string, Record<number, unknown>> = {
 
 /** The error body schema of a status on an operation: the area's own shapes where the contract gives them. */
 export function errorBody(routeKey: string, status: number): unknown {
+  if (isCloudApiRoute(routeKey)) return ref('GraphError');
   const segments = routeKey.includes(' /segments');
   if (status === 429) return ref('RateLimited');
   if (status === 413) return routeKey === 'POST /messages/v1' || routeKey.startsWith('POST /media') ? ref('MediaTooLarge') : ref('Error');
@@ -222,14 +226,14 @@ export const eventData: Record<string, unknown> = {
 };
 
 const media = obj({ link: { type: 'string', format: 'uri' }, id: { type: 'string', description: 'media_id from POST /media/v1' }, caption: { type: 'string', maxLength: 1024 }, filename: { type: 'string', description: 'document only' } }, [], { description: 'exactly one of link or id' });
-const templateParam = { type: 'object', properties: { type: { type: 'string', enum: ['text', 'currency', 'date_time', 'image', 'video', 'document', 'payload'] } }, required: ['type'] };
+const templateParam = { type: 'object', properties: { type: { type: 'string', enum: ['text', 'currency', 'date_time', 'image', 'video', 'document', 'location', 'payload', 'coupon_code', 'action', 'product', 'limited_time_offer', 'tap_target_configuration', 'order_status'] } }, required: ['type'] };
 
 /** Request bodies of handlers that parse their body themselves (no valibot `body` in their spec). */
 export const requestBodies: Record<string, { schema: unknown; examples?: Record<string, { summary: string; value: unknown }> }> = {
   'POST /messages/v1': {
-    schema: obj(
+    schema: orReadReceipt(obj(
       {
-        to: { type: 'string', description: 'recipient in international format with a leading +' },
+        to: { type: 'string', description: 'recipient in international format with a leading + (upstream style also takes digits only)' },
         type: { type: 'string', enum: ['text', 'image', 'video', 'audio', 'document', 'sticker', 'template', 'interactive', 'location', 'contacts', 'reaction'], description: 'required except for text' },
         content: { type: 'string', description: 'text, service style' },
         messaging_product: { type: 'string', const: 'whatsapp', description: 'upstream (Cloud API) style' },
@@ -245,19 +249,19 @@ export const requestBodies: Record<string, { schema: unknown; examples?: Record<
           {
             name: str,
             language: obj({ code: str, policy: { type: 'string', const: 'deterministic' } }, ['code']),
-            components: { type: 'array', items: obj({ type: { type: 'string', enum: ['header', 'body', 'button'] }, sub_type: { type: 'string', enum: ['quick_reply', 'url', 'catalog'] }, index: { type: 'string', pattern: '^[0-9]$' }, parameters: { type: 'array', items: templateParam } }, ['type']) },
+            components: { type: 'array', items: obj({ type: { type: 'string', description: 'header, body, button, or another Cloud API component (carousel...)' }, sub_type: { type: 'string', description: 'quick_reply, url, catalog / CATALOG, copy_code, flow, mpm, voice_call... (any Cloud API kind)' }, index: { type: ['string', 'integer'], pattern: '^[0-9]$' }, parameters: { type: 'array', items: templateParam } }, ['type']) },
           },
           ['name', 'language'],
         ),
         location: obj({ latitude: { type: 'number', minimum: -90, maximum: 90 }, longitude: { type: 'number', minimum: -180, maximum: 180 }, name: { type: 'string', maxLength: 1000 }, address: { type: 'string', maxLength: 1000 } }, ['latitude', 'longitude']),
         reaction: obj({ message_id: { type: 'string', description: 'wamid or service message id' }, emoji: { type: 'string', description: 'empty string removes the reaction' } }, ['message_id', 'emoji']),
-        interactive: { type: 'object', description: 'upstream interactive object (buttons, list...)' },
+        interactive: { type: 'object', description: 'Cloud API interactive object: button, list, cta_url, flow, product, product_list, catalog_message, order_details, order_status, location_request_message, or a later kind' },
         contacts: { type: 'array', items: { type: 'object' }, description: 'upstream contact cards' },
         ai: obj({ pause: bool, pauseDuration: { type: 'number', minimum: 1, maximum: 1440, default: 5 }, disable: { type: 'boolean', description: 'disable the AI permanently in this conversation' } }),
       },
       ['to'],
-      { description: 'Service style (`to` + `content`, shortcuts) or upstream style (`messaging_product`, `to`, `type`, `<type>` object). Send an `Idempotency-Key` header to make retries safe.' },
-    ),
+      { description: 'Service style (`to` + `content`, shortcuts) or upstream style (`messaging_product`, `to`, `type`, `<type>` object: any message the Cloud API documents; see RULES.md in shared/messages/schema). At most 64 KB (413 payload_too_large). Send an `Idempotency-Key` header to make retries safe.' },
+    )),
     examples: {
       text: { summary: 'Text (service style)', value: { to: '+5215512345678', content: 'Hola', ai: { pause: true, pauseDuration: 10 } } },
       upstream: { summary: 'Text (upstream style)', value: { messaging_product: 'whatsapp', to: '+5215512345678', type: 'text', text: { body: 'Hola' } } },
@@ -267,6 +271,7 @@ export const requestBodies: Record<string, { schema: unknown; examples?: Record<
       templateFull: { summary: 'Template, full form', value: { to: '+5215512345678', type: 'template', template: { name: 'reminder_buttons', language: { code: 'es_MX', policy: 'deterministic' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'mañana' }] }] } } },
       location: { summary: 'Location', value: { to: '+5215512345678', type: 'location', location: { latitude: 19.4326, longitude: -99.1332, name: 'Tienda' } } },
       reaction: { summary: 'Reaction', value: { to: '+5215512345678', type: 'reaction', reaction: { message_id: '<wamid or id>', emoji: '👍' } } },
+      ...cloudApiExamples,
     },
   },
   'PATCH /segments/{id}': {

@@ -4,7 +4,7 @@
  */
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import { routes, type Route } from '#functions/routes.ts';
+import { routes, type Route } from '#shared/routes.ts';
 import { EVENT_NAMES } from '#shared/events/names.ts';
 import { SCOPES } from '#shared/auth/scopes.ts';
 import { errorBody, eventData, requestBodies, schemas, successBodies } from './components.ts';
@@ -42,6 +42,7 @@ const TAGS: [string, string][] = [
   ['team', 'The human agents of the team'],
   ['user-webhooks', 'Webhook subscriptions and their deliveries (see the events under Webhooks)'],
   ['broadcasts', 'Template broadcasts to a segment or a list of contacts'],
+  ['cloud-api', "The WhatsApp Cloud API's own paths (/{version}/...): point a Cloud API client or SDK at this service's base URL with an API key as its access token"],
   ['upstream', 'Callbacks of the WhatsApp Cloud API (not for API clients)'],
   ['meta', 'This reference'],
 ];
@@ -49,6 +50,7 @@ const TAGS: [string, string][] = [
 const tagOf = (path: string) => {
   const first = path.split('/')[1] ?? '';
   if (first === 'webhooks') return 'upstream';
+  if (first === '{version}') return 'cloud-api';
   return TAGS.some(([name]) => name === first) ? first : 'meta';
 };
 
@@ -130,8 +132,9 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
     if (spec?.body) {
       const contentType = spec.bodyKind === 'multipart' ? 'multipart/form-data' : 'application/json';
       operation.requestBody = { required: true, content: { [contentType]: { schema: schemaOf(spec.body) } } };
-    } else if (requestBodies[key]) {
-      const { schema, examples } = requestBodies[key];
+    } else if (requestBodies[key] ?? (key === 'POST /{version}/{id}/messages' && requestBodies['POST /messages/v1'])) {
+      // The compatible send route takes exactly the body of POST /messages/v1.
+      const { schema, examples } = requestBodies[key] ?? requestBodies['POST /messages/v1'];
       operation.requestBody = { required: true, content: { 'application/json': { schema, ...(examples ? { examples } : {}) } } };
     }
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;

@@ -28,7 +28,7 @@ import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
 import { requiredEnv } from '#shared/settings/env.ts';
 
-/** Each queue and the variable that holds its URL (infra/stack.ts sets one per queue of functions/routes.ts `workers`). */
+/** Each queue and the variable that holds its URL (infra/stack.ts sets one per queue of shared/routes.ts `workers`). */
 const queueUrls = {
   'upstream-events': () => requiredEnv('QUEUE_URL_UPSTREAM_EVENTS'),
   events: () => requiredEnv('QUEUE_URL_EVENTS'),
@@ -60,7 +60,7 @@ export async function enqueue(queue: QueueName, message: unknown, options: Enque
   await sqs.send(new SendMessageCommand({
     QueueUrl: url,
     MessageBody: typeof message === 'string' ? message : JSON.stringify(message),
-    DelaySeconds: options.delaySeconds ? Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.round(options.delaySeconds))) : undefined,
+    DelaySeconds: options.delaySeconds ? Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.ceil(options.delaySeconds))) : undefined,
     MessageAttributes: options.attributes
       ? Object.fromEntries(Object.entries(options.attributes).map(([k, val]) => [k, { DataType: 'String', StringValue: val }]))
       : undefined,

@@ -6,6 +6,7 @@
 import * as v from 'valibot';
 import { ApiError } from '#shared/http/errors.ts';
 import { issuePath } from '#shared/http/validation.ts';
+import { ScanDeadlineExceeded } from '#shared/contacts/filters/scan.ts';
 
 export interface DetailItem { field: string; message: string }
 
@@ -29,6 +30,21 @@ export const issuesToDetails = (issues: readonly v.BaseIssue<unknown>[]): Detail
 
 /** A rule (or selection) error: `{ error }`, the message ending with what to do. */
 export const ruleInvalid = (message: string, extra: Record<string, unknown> = {}) => new ApiError(400, { error: message, ...extra });
+
+/**
+ * Runs a selection of contacts (a preview, a member selection by filters). A scan past its time budget is one
+ * and the same 503 `selection_timeout` wherever it happens.
+ */
+export async function selectWithinBudget<T>(select: () => Promise<T>): Promise<T> {
+  try {
+    return await select();
+  } catch (err) {
+    if (err instanceof ScanDeadlineExceeded) {
+      throw new ApiError(503, { error: 'selection_timeout', message: 'The contacts could not be selected in time; narrow the rules or filters, or retry later' });
+    }
+    throw err;
+  }
+}
 
 export const segmentNotFound = () => new ApiError(404, { error: 'not_found', message: 'Segment not found' });
 

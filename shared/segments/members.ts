@@ -12,12 +12,12 @@ import { batchGetContacts } from '#shared/contacts/repository.ts';
 import { validateFilters, type Filters } from '#shared/contacts/filters/filters.ts';
 import { compileCondition, referencedSegments, type Predicate } from '#shared/contacts/filters/predicate.ts';
 import { selectionCondition } from '#shared/contacts/filters/compile.ts';
-import { ScanDeadlineExceeded, selectMatching } from '#shared/contacts/filters/scan.ts';
-import { ApiError, notFound } from '#shared/http/errors.ts';
+import { selectMatching } from '#shared/contacts/filters/scan.ts';
+import { notFound } from '#shared/http/errors.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { countDeadline, countSegment, segmentPredicate } from './count.ts';
 import { addMember, getSegment, listMemberIds, removeMember, type SegmentRecord } from './repository.ts';
-import { invalidData, issuesToDetails, ruleInvalid, toDetails } from './errors.ts';
+import { invalidData, issuesToDetails, ruleInvalid, selectWithinBudget, toDetails } from './errors.ts';
 import { ruleError } from './rules.ts';
 import { loadSegment } from './service.ts';
 import { membersBody, MAX_CONTACT_IDS } from './schemas.ts';
@@ -115,13 +115,7 @@ export async function changeMembers(bid: string, segmentId: unknown, body: unkno
     filters = checked.value;
   }
   const predicate = compileCondition(selectionCondition({ filters, search: input.search }), { segmentMembers: await segmentMembership(bid, filters) });
-  let selected: string[];
-  try {
-    selected = await selectMatching(bid, predicate, { deadline });
-  } catch (err) {
-    if (err instanceof ScanDeadlineExceeded) throw new ApiError(503, { error: 'selection_timeout', message: 'The selection could not be computed in time; narrow it or retry later' });
-    throw err;
-  }
+  const selected = await selectWithinBudget(() => selectMatching(bid, predicate, { deadline }));
   assertSelectionSize(selected.length);
   return result(bid, record, input.action, await apply(bid, record.id, input.action, selected), deadline);
 }

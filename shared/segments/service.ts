@@ -6,14 +6,14 @@ import { randomUUID } from 'node:crypto';
 import { batchGetContacts } from '#shared/contacts/repository.ts';
 import type { Contact } from '#shared/contacts/model.ts';
 import { compileCondition } from '#shared/contacts/filters/predicate.ts';
-import { ScanDeadlineExceeded, selectMatching } from '#shared/contacts/filters/scan.ts';
+import { selectMatching } from '#shared/contacts/filters/scan.ts';
 import type { Filters } from '#shared/contacts/filters/filters.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
-import { ApiError } from '#shared/http/errors.ts';
 import { countDeadline, countSegment, countSegments, type CountOutcome } from './count.ts';
-import { isEmptyRules, isV3Shape, parseRules, ruleError, rulesCondition } from './rules.ts';
+import { isEmptyRules, isV3Shape, parseRules, ruleError, rulesCondition, type ParsedRules } from './rules.ts';
+import { ruleBoundsError } from './rule-bounds.ts';
 import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
-import { ruleInvalid, segmentNotFound } from './errors.ts';
+import { ruleInvalid, segmentNotFound, selectWithinBudget } from './errors.ts';
 import { listSegmentUsage } from './usage.ts';
 import { keys } from '#shared/store/keys.ts';
 
@@ -61,13 +61,21 @@ export async function loadSegment(bid: string, id: unknown): Promise<SegmentReco
   return record;
 }
 
+/** Rules a client sends (create, update, preview): within the bounds, then valid; else a rule error. */
+function parseIncomingRules(rules: unknown): Extract<ParsedRules, { ok: true }> {
+  const tooBig = ruleBoundsError(rules);
+  if (tooBig) throw ruleInvalid(tooBig);
+  const parsed = parseRules(rules);
+  if (!parsed.ok) throw ruleInvalid(parsed.error);
+  return parsed;
+}
+
 /**
  * Rules of a dynamic segment: present and valid, else a rule error. Returns what is stored: v3 rules with
  * their filters in snake_case, legacy rules exactly as given.
  */
 function checkDynamicRules(rules: unknown): { format: 'filters' | 'legacy'; rules: unknown } {
-  const parsed = parseRules(rules);
-  if (!parsed.ok) throw ruleInvalid(parsed.error);
+  const parsed = parseIncomingRules(rules);
   return { format: parsed.format, rules: parsed.format === 'filters' ? { version: 3, filters: parsed.filters } : rules };
 }
 
@@ -188,16 +196,9 @@ export const PREVIEW_SAMPLE = 10;
 /** Count and a sample of the contacts that rules select, without storing anything. */
 export async function previewRules(bid: string, rules: unknown, sample = PREVIEW_SAMPLE) {
   if (isEmptyRules(rules)) throw ruleInvalid(ruleError('Rules are missing: send { "rules": { "version": 3, "filters": { ... } } } with at least one filter'));
-  const parsed = parseRules(rules);
-  if (!parsed.ok) throw ruleInvalid(parsed.error);
+  const parsed = parseIncomingRules(rules);
   const nowMs = Date.now();
-  let ids: string[];
-  try {
-    ids = await selectMatching(bid, compileCondition(rulesCondition(parsed, nowMs)), { deadline: countDeadline() });
-  } catch (err) {
-    if (err instanceof ScanDeadlineExceeded) throw new ApiError(503, { error: 'count_timeout', message: 'The preview could not be computed in time; narrow the rules or retry later' });
-    throw err;
-  }
+  const ids = await selectWithinBudget(() => selectMatching(bid, compileCondition(rulesCondition(parsed, nowMs)), { deadline: countDeadline() }));
   return {
     count: ids.length,
     preview: await contactsInOrder(bid, ids.slice(0, sample)),

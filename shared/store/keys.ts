@@ -25,6 +25,10 @@
  * | open conversation of a contact            | pk B#{bid}            sk CCONV#{contactId}                 |
  * | message by id; messages of a conversation | pk B#{bid} sk MSG#{id}; gsi1 B#{bid}#CONV#{cid} / {at}#{id}|
  * | message by upstream wamid                 | pk WAMID#{wamid}      sk WAMID                             |
+ * | send in flight (recorded, upstream answer | pk B#{bid} sk PSEND#{messageId};                           |
+ * |   not settled yet), swept when stale      |   gsi1 PSEND#{shard} / {createdAt}#{bid}#{messageId}       |
+ * | where sends to a number go: its contact   | pk B#{bid}            sk SROUTE#{e164} (checked against    |
+ * |   and open conversation (send fast path)  |   CPHONE and CCONV in the send's own transaction)          |
  * | segments; static members of a segment     | pk B#{bid} sk SEG#{id}; pk B#{bid}#SEG#{id} sk C#{contact} |
  * | webhook subscriptions; their deliveries   | pk B#{bid}#WHS sk WH#{id}; pk B#{bid}#WH#{id} sk D#{delivery} |
  * | outbox (events not yet fanned out), one   | pk B#{bid}#EVK#{orderingKey} sk E#{createdAt}#{eventId}    |
@@ -56,12 +60,15 @@ export type Key = { pk: string; sk: string };
 
 const biz = (bid: string) => `B#${bid}`;
 
-/** FNV-1a over business and ordering key: one lane always lands in the same outbox index shard. */
-const outboxShard = (bid: string, orderingKey: string): number => {
+/** FNV-1a: a stable, even spread of strings over index shards. */
+const fnv1a = (text: string): number => {
   let h = 0x811c9dc5;
-  for (const ch of `${bid}#${orderingKey}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
-  return h % 16;
+  for (const ch of text) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return h;
 };
+
+/** One lane always lands in the same outbox index shard. */
+const outboxShard = (bid: string, orderingKey: string): number => fnv1a(`${bid}#${orderingKey}`) % 16;
 
 export const keys = {
   business: (bid: string): Key => ({ pk: biz(bid), sk: 'BUSINESS' }),
@@ -89,6 +96,7 @@ export const keys = {
   stageSlot: (bid: string, slot: number): Key => ({ pk: `${biz(bid)}#FUNNEL`, sk: `FSLOT#${slot}` }),
 
   conversation: (bid: string, conversationId: string): Key => ({ pk: biz(bid), sk: `CONV#${conversationId}` }),
+  conversationPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'CONV#' }),
   conversationByRecency: (bid: string, lastAt: string, conversationId: string) => ({
     gsi1pk: `${biz(bid)}#CONVS`,
     gsi1sk: `${lastAt}#${conversationId}`,
@@ -97,12 +105,22 @@ export const keys = {
   openConversationOfContact: (bid: string, contactId: string): Key => ({ pk: biz(bid), sk: `CCONV#${contactId}` }),
 
   message: (bid: string, messageId: string): Key => ({ pk: biz(bid), sk: `MSG#${messageId}` }),
+  messagePrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'MSG#' }),
   messageInConversation: (bid: string, conversationId: string, createdAt: string, messageId: string) => ({
     gsi1pk: `${biz(bid)}#CONV#${conversationId}`,
     gsi1sk: `${createdAt}#${messageId}`,
   }),
   messagesOfConversationPk: (bid: string, conversationId: string) => `${biz(bid)}#CONV#${conversationId}`,
   wamid: (wamid: string): Key => ({ pk: `WAMID#${wamid}`, sk: 'WAMID' }),
+  pendingSend: (bid: string, messageId: string): Key => ({ pk: biz(bid), sk: `PSEND#${messageId}` }),
+  /** Index entry of a send in flight: sharded by message id so the sweep can find every business's stale ones. */
+  pendingSendIndex: (bid: string, messageId: string, createdAt: string) => ({
+    gsi1pk: `PSEND#${fnv1a(messageId) % 16}`,
+    gsi1sk: `${createdAt}#${bid}#${messageId}`,
+  }),
+  pendingSendIndexPk: (shard: number) => `PSEND#${shard}`,
+  pendingSendShards: 16,
+  sendRoute: (bid: string, e164: string): Key => ({ pk: biz(bid), sk: `SROUTE#${e164}` }),
 
   segment: (bid: string, segmentId: string): Key => ({ pk: biz(bid), sk: `SEG#${segmentId}` }),
   segmentPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'SEG#' }),
@@ -131,6 +149,7 @@ export const keys = {
     sk: `D#${deliveryId}`,
   }),
   deliveriesPk: (bid: string, webhookId: string) => `${biz(bid)}#WH#${webhookId}`,
+  deliverySkPrefix: 'D#',
   /**
    * The partition of one ordering key of a business: its outbox items (`E#`) and the lanes of every
    * subscription (`L#{webhookId}#`), so that the fan-out sees both in one consistent query.
@@ -168,6 +187,13 @@ export const keys = {
     sk: `R#${contactId}`,
   }),
   broadcastRecipientsPk: (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}`,
+  broadcastRecipientSkPrefix: 'R#',
+  /** An explicit audience, in numbered chunks of contact ids beside the recipients. */
+  broadcastAudienceChunk: (bid: string, broadcastId: string, chunk: number): Key => ({
+    pk: `${biz(bid)}#BCAST#${broadcastId}`,
+    sk: `A#${String(chunk).padStart(4, '0')}`,
+  }),
+  broadcastAudienceSkPrefix: 'A#',
   broadcastByRecency: (bid: string, createdAt: string, broadcastId: string) => ({ gsi1pk: `${biz(bid)}#BCASTS`, gsi1sk: `${createdAt}#${broadcastId}` }),
   broadcastsByRecencyPk: (bid: string) => `${biz(bid)}#BCASTS`,
   /** Sparse queue of recipients not yet sent (gsi1), in audience order. */

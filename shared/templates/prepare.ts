@@ -2,7 +2,10 @@
  * Turns a template send (shortcut, shortcut with header media, or full `template` object) into the Cloud API
  * `template` object, checked against the business's approved template before anything goes upstream:
  * - placeholder count of the body (and a required media header) → 400 `invalid_template_parameters`;
- * - a header media id must be readable by the sending phone number → 400 `MEDIA_PERMISSION_DENIED` with a hint;
+ * - header media, in the shortcut and the full form: an id this service uploaded must not be expired (400
+ *   `media_expired`) and must be the sending number's (403 `MEDIA_PERMISSION_DENIED` with a hint); any other id must
+ *   be readable by the sending number upstream (same 403); a link must be http(s) and must not name a private,
+ *   loopback or metadata address (400 `invalid_media_link`, before anything goes upstream);
  * - quick-reply payloads: the request's payload only with `allowButtonIdOverride`, else the template's configured
  *   button id, else `btn_{index}_{templateName}`.
  * The shortcut's language is `es_MX` unless the request names one (`language`, a service extension); the full
@@ -10,8 +13,10 @@
  */
 import { ApiError } from '#shared/http/errors.ts';
 import type { UpstreamTemplate } from '#shared/upstream/client.ts';
-import { upstreamMediaInfo } from '#shared/media/upstream-media.ts';
-import { mediaPermissionDenied } from '#shared/media/errors.ts';
+import { requireAccessibleMediaId } from '#shared/media/media-id.ts';
+import { invalidLink } from '#shared/media/link-probe.ts';
+import { checkAddress, isIpLiteral } from '#shared/net/address-policy.ts';
+import { config } from '#shared/config.ts';
 import { templatesNamed, placeholders } from './catalog.ts';
 
 export const DEFAULT_TEMPLATE_LANGUAGE = 'es_MX';
@@ -81,7 +86,7 @@ export async function prepareTemplate(business: { businessId: string; phoneNumbe
     template.components = resolveQuickReplies(template, undefined, req.allowButtonIdOverride === true);
   }
 
-  await checkHeaderMediaAccess(business, template);
+  await checkHeaderMedia(business.businessId, business.phoneNumberId, template);
   return { template, headerType };
 }
 
@@ -111,11 +116,31 @@ function resolveQuickReplies(template: TemplateObject, approved: UpstreamTemplat
   return [...others, ...filled];
 }
 
-/** A header media id must belong to the sending number: the upstream tells (GET /{media-id}?phone_number_id=). */
-async function checkHeaderMediaAccess({ businessId, phoneNumberId }: { businessId: string; phoneNumberId: string }, template: TemplateObject): Promise<void> {
-  const param = template.components.find((c) => c.type === 'header')?.parameters?.[0];
-  const mediaId = param?.[param?.type]?.id;
-  if (typeof mediaId !== 'string') return;
-  // Same error as the media area's (403: the media belongs to another account), with its hint.
-  if (!(await upstreamMediaInfo(businessId, phoneNumberId, mediaId))) throw mediaPermissionDenied(mediaId);
+const HEADER_MEDIA_TYPES = new Set(['image', 'video', 'document']);
+
+/** Every media parameter of the header: its id is one the sending number may use, its link one the upstream may fetch. */
+async function checkHeaderMedia(businessId: string, phoneNumberId: string, template: TemplateObject): Promise<void> {
+  const params: Record<string, any>[] = template.components.filter((c) => c.type === 'header').flatMap((c) => c.parameters ?? []);
+  for (const param of params) {
+    const media = HEADER_MEDIA_TYPES.has(param?.type) ? param[param.type] : undefined;
+    if (typeof media?.id === 'string') await requireAccessibleMediaId(businessId, phoneNumberId, media.id);
+    else if (typeof media?.link === 'string') checkHeaderLink(media.link);
+  }
+}
+
+/**
+ * The upstream fetches a header link itself, so the service does not probe it; what it can tell without a request
+ * is refused early: a link that is not http(s), or whose host is a literal address no one should be sent to.
+ */
+function checkHeaderLink(link: string): void {
+  let url: URL;
+  try {
+    url = new URL(link);
+  } catch {
+    throw invalidLink(link, 'not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidLink(link, 'only http and https links can be fetched');
+  if (!isIpLiteral(url.hostname)) return;
+  const verdict = checkAddress(url.hostname, config.allowPrivateNetworkTargets);
+  if (!verdict.allowed) throw invalidLink(link, verdict.reason);
 }

@@ -122,9 +122,23 @@ async function pace(phoneNumberId: string): Promise<void> {
   await reserveSendSlot(phoneNumberId, config.upstreamMessagesPerSecond);
 }
 
-/** POST /{phone-number-id}/messages with a Cloud API message payload, for the business that owns the number. */
-export async function sendMessage(businessId: string, phoneNumberId: string, payload: Record<string, unknown>): Promise<SendResult> {
-  await pace(phoneNumberId);
+/**
+ * A send's place in its number's throughput, to be passed to sendMessage: a caller may start it beside its own
+ * writes so that the shared window costs no round trip of its own.
+ */
+export const reserveSend = (phoneNumberId: string): Promise<void> => {
+  const reserved = pace(phoneNumberId);
+  // Awaited by sendMessage; a caller that never gets there must not leave an unhandled rejection.
+  reserved.catch(() => undefined);
+  return reserved;
+};
+
+/**
+ * POST /{phone-number-id}/messages with a Cloud API message payload, for the business that owns the number
+ * (paced here unless `reserved` is given).
+ */
+export async function sendMessage(businessId: string, phoneNumberId: string, payload: Record<string, unknown>, reserved?: Promise<void>): Promise<SendResult> {
+  await (reserved ?? pace(phoneNumberId));
   const res = await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, (auth) => ({
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json' },
@@ -135,6 +149,15 @@ export async function sendMessage(businessId: string, phoneNumberId: string, pay
   if (typeof wamid !== 'string') throw new UpstreamError('Upstream accepted the message without a message id', res.status, undefined, undefined, false);
   const input = String(payload.to ?? '');
   return { wamid, waId: String(body?.contacts?.[0]?.wa_id ?? input).replace(/\D/g, ''), input };
+}
+
+/** POST /{phone-number-id}/messages with a read receipt (and typing indicator): answered `{ success: true }`. */
+export async function markRead(businessId: string, phoneNumberId: string, receipt: { messaging_product: 'whatsapp'; status: 'read'; message_id: string; typing_indicator?: { type: string } }): Promise<void> {
+  await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, (auth) => ({
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify(receipt),
+  }), 'mark read');
 }
 
 /** POST /{phone-number-id}/media (multipart) → the upstream media id. */

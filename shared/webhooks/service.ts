@@ -1,7 +1,7 @@
 /** The rules of the webhook subscription endpoints. */
 import { randomUUID } from 'node:crypto';
 import { badRequest, conflict, forbidden, notFound } from '#shared/http/errors.ts';
-import { decodeCursor, encodeCursor } from '#shared/http/schemas.ts';
+import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { keys } from '#shared/store/keys.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { newEvent } from '#shared/events/outbox.ts';
@@ -153,16 +153,8 @@ export async function sendTest(bid: string, id: string) {
 
 export async function listDeliveryViews(bid: string, id: string, limit: number, cursor: string | undefined) {
   await mustGet(bid, id);
-  const start = decodeCursor(cursor);
-  if (cursor && (!start || start.pk !== keys.deliveriesPk(bid, id) || typeof start.sk !== 'string' || !start.sk.startsWith('D#') || Object.keys(start).length !== 2)) throw badRequest('invalid_cursor', 'The cursor is not valid');
-  let page;
-  try {
-    page = await listDeliveries(bid, id, limit, start);
-  } catch (err) {
-    // A cursor with the right partition but a malformed key is the client's fault, not ours.
-    if (cursor && (err as Error)?.name === 'ValidationException') throw badRequest('invalid_cursor', 'The cursor is not valid');
-    throw err;
-  }
+  const start = decodeCursor(cursor, { pk: keys.deliveriesPk(bid, id), sk: { prefix: keys.deliverySkPrefix } });
+  const page = await listDeliveries(bid, id, limit, start);
   return { data: page.items.map(deliveryView), next_cursor: encodeCursor(page.last) };
 }
 

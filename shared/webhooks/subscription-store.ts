@@ -8,6 +8,7 @@ import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dy
 import { db, table } from '#shared/store/client.ts';
 import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 import { queryAll } from '#shared/store/query.ts';
 import { batchGetAll } from '#shared/store/batch.ts';
 import type { Subscription } from './model.ts';
@@ -18,10 +19,7 @@ export type Refusal = 'limit_reached' | 'duplicate_target' | 'changed';
 
 /** The refusal named by the first item of a cancelled transaction whose condition failed; other errors are rethrown. */
 function refusal(err: unknown, byItem: (Refusal | undefined)[]): Refusal {
-  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
-  if (e?.name !== 'TransactionCanceledException') throw err;
-  const failed = (e.CancellationReasons ?? []).findIndex((r) => r.Code === 'ConditionalCheckFailed');
-  const reason = byItem[failed];
+  const reason = byItem[cancellationCodes(err)?.indexOf('ConditionalCheckFailed') ?? -1];
   if (!reason) throw err;
   return reason;
 }

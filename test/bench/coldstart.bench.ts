@@ -11,7 +11,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { routes } from '#functions/routes.ts';
+import { routes } from '#shared/routes.ts';
 import { bundling } from '#infra/bundling.ts';
 import type { BenchFigure, BenchOptions } from './types.ts';
 

@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
-import { routes } from '#functions/routes.ts';
+import { routes } from '#shared/routes.ts';
 
 const run = promisify(execFile);
 let stack: LocalStack;

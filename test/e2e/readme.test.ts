@@ -3,11 +3,12 @@
  * in order, in bash against a local stack with the demo key (BASE, KEY, AUTH, JSON and SANDBOX set as the
  * README says), and exits 0. The examples use `curl -fsS`, so any non-2xx answer fails its block.
  * Exported variables (ids kept with jq) carry over from one block to the next, as in one terminal.
+ * `jq` is the test's own (test/support/jq/jq, in Node): the test runs wherever `npm ci` ran, and never skips.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
 
 const readme = readFileSync('README.md', 'utf8');
@@ -16,16 +17,15 @@ const end = readme.indexOf('<!-- /AREA EXAMPLES -->');
 const section = start >= 0 && end > start ? readme.slice(start, end) : '';
 const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => /\bcurl\b/.test(b));
 
-const hasJq = spawnSync('jq', ['--version']).status === 0;
-if (!hasJq) console.warn('README examples test skipped: the examples keep ids with jq, which is not installed');
-const maybe = hasJq ? describe : describe.skip;
+/** First on the blocks' PATH: the jq the examples use, whether or not the machine has one. */
+const JQ_SHIM = resolve('test/support/jq');
 
 it('finds the examples section and its curl blocks', () => {
   expect(section).not.toBe('');
   expect(blocks.length).toBeGreaterThanOrEqual(10);
 });
 
-maybe('README curl examples', () => {
+describe('README curl examples', () => {
   let stack: LocalStack;
   const dir = mkdtempSync(join(tmpdir(), 'readme-'));
   const state = join(dir, '.state.sh');
@@ -42,7 +42,7 @@ maybe('README curl examples', () => {
   it.each(blocks.map((b, i) => [i + 1, b.split('\n').find((l) => l.includes('curl'))!.trim().slice(0, 80), b]))('block %i runs: %s', async (_i, _title, block) => {
     // Prepare: the variables the README's setup exports, plus what earlier blocks exported
     const env = {
-      PATH: process.env.PATH!,
+      PATH: `${JQ_SHIM}${delimiter}${process.env.PATH!}`,
       HOME: dir,
       BASE: stack.url,
       KEY: stack.demo!.apiKey,

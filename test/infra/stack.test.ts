@@ -16,7 +16,7 @@ import { ServiceStack } from '#infra/stack.ts';
 import { functionSpecs, NOT_FOUND_HANDLER, OUTBOX_SWEEP_HANDLER } from '#infra/functions.ts';
 import { queueUrlSetting } from '#infra/names.ts';
 import { UNSET_TOKEN } from '#infra/resources.ts';
-import { routes, workers } from '#functions/routes.ts';
+import { routes, workers } from '#shared/routes.ts';
 import { samEnvironment, type LocalStack } from '#infra/sam/env.ts';
 import { allows, nativeArchitectures, SynthesizedFunctions, actionsOf } from './template.ts';
 

@@ -8,7 +8,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Context, SQSEvent } from 'aws-lambda';
 import * as v from 'valibot';
-import { workers } from '#functions/routes.ts';
+import { workers } from '#shared/routes.ts';
 import { aiJobSchema } from '#shared/ai/agent.ts';
 import { isBroadcastMessage } from '#shared/broadcasts/messages.ts';
 

@@ -14,6 +14,8 @@ export interface SentReply { businessId: string; conversationId: string; to: str
 export function recordingPorts(responderUrl: string, overrides: Partial<AgentPorts> = {}) {
   const sent: SentReply[] = [];
   const requests: CompletionRequest[] = [];
+  /** What the agent did, in order: `read:<messageId>` when it acknowledged, `model` when it asked the model. */
+  const steps: string[] = [];
   const provider = new OpenAiCompatibleProvider({ baseUrl: `${responderUrl}/v1`, timeoutMs: 5000, maxTokens: 100 });
   const p: AgentPorts = {
     recipient: async (bid, cid) => (await getConversation(bid, cid))?.phoneNumber,
@@ -22,8 +24,11 @@ export function recordingPorts(responderUrl: string, overrides: Partial<AgentPor
       sent.push({ businessId, conversationId, to, text });
       return { sent: true, messageId: `m${sent.length}` };
     },
-    provider: () => ({ name: 'test', complete: (r) => (requests.push(r), provider.complete(r)) }),
+    acknowledge: async (_businessId, messageId) => {
+      steps.push(`read:${messageId}`);
+    },
+    provider: () => ({ name: 'test', complete: (r) => (steps.push('model'), requests.push(r), provider.complete(r)) }),
     ...overrides,
   };
-  return { ports: p, sent, requests };
+  return { ports: p, sent, requests, steps };
 }

@@ -7,7 +7,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { createBusiness } from '#shared/business/repository.ts';
 import { createApiKey } from '#shared/auth/api-keys.ts';
 import { SCOPES, type Scope } from '#shared/auth/scopes.ts';
-import { routes } from '#functions/routes.ts';
+import { routes } from '#shared/routes.ts';
 
 export interface TestTenant {
   businessId: string;

@@ -4,6 +4,6 @@ import { listBroadcastsQuery } from '#shared/broadcasts/schemas.ts';
 import { listBroadcastViews } from '#shared/broadcasts/service.ts';
 
 export const { handler, spec } = endpoint(
-  { route: 'GET /broadcasts/v1', summary: 'List broadcasts', query: listBroadcastsQuery, responses: { 200: '{ data: [Broadcast], next_cursor }' } },
+  { route: 'GET /broadcasts/v1', summary: 'List broadcasts', query: listBroadcastsQuery, responses: { 200: '{ data: [Broadcast], next_cursor }', 400: 'validation_error (limit, status) | invalid_cursor' } },
   async ({ auth, query }) => ({ status: 200, body: await listBroadcastViews(auth.businessId, query) }),
 );

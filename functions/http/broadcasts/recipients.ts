@@ -13,7 +13,7 @@ export const { handler, spec } = endpoint(
     params: v.object({ id: uuid() }),
     query: recipientsQuery,
     invalid: (details, where) => (where === 'params' ? notFound('Broadcast not found') : validationError(details, `Invalid query: ${Object.keys(details).join(', ')}`)),
-    responses: { 200: '{ data: [Recipient], next_cursor }', 404: 'not_found' },
+    responses: { 200: '{ data: [Recipient], next_cursor }', 400: 'validation_error (limit, status) | invalid_cursor', 404: 'not_found' },
   },
   async ({ auth, params, query }) => ({ status: 200, body: await listRecipientViews(auth.businessId, params.id, query) }),
 );

@@ -2,7 +2,7 @@
 import { endpoint } from '#shared/http/endpoint.ts';
 import { idParams } from '#shared/http/schemas.ts';
 import { notFound } from '#shared/http/errors.ts';
-import { retryMessage } from '#shared/messages/retry.ts';
+import { prefetchRetryContext, retryMessage, type RetryContext } from '#shared/messages/retry.ts';
 
 export const { handler, spec } = endpoint(
   {
@@ -13,6 +13,8 @@ export const { handler, spec } = endpoint(
     // An id that is not a UUID names no message.
     invalid: () => notFound('Message not found'),
     responses: { 200: '{ message, data: { id, messageId, status, retriedAt } }', 400: 'invalid_state or retry_failed', 404: 'not_found' },
+    // The message and the business's number are read beside the rate limit.
+    prefetch: ({ auth, params }) => prefetchRetryContext(auth.businessId, params.id),
   },
-  async ({ auth, params }) => ({ status: 200, body: await retryMessage(auth.businessId, params.id) }),
+  async ({ auth, params, prefetched }) => ({ status: 200, body: await retryMessage(auth.businessId, params.id, prefetched as RetryContext | undefined) }),
 );

@@ -1,10 +1,10 @@
 /**
- * The HTTP API's `$default` route: every request that no row of functions/routes.ts takes. A known path asked with
+ * The HTTP API's `$default` route: every request that no row of shared/routes.ts takes. A known path asked with
  * another method answers 405 with `Allow`, anything else 404 `not_found` (decisions.md), as the local server does.
  * Public and stateless: it reads nothing but the route table.
  */
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { routes } from '#functions/routes.ts';
+import { routes } from '#shared/routes.ts';
 import { noRouteReply, routeMatcher } from '#shared/http/route-match.ts';
 import type { Reply } from '#shared/http/reply.ts';
 

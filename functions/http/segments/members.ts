@@ -6,7 +6,7 @@ export const { handler, spec } = endpoint(
   {
     route: 'POST /segments/{id}/members',
     summary: 'Bulk add or remove segment members',
-    responses: { 200: '{ data: { action, affected, contactIds?, contactCount, countStale } }', 400: 'invalid body, selection or segment type', 404: 'not found' },
+    responses: { 200: '{ data: { action, affected, contactIds?, contactCount, countStale } }', 400: 'invalid body, selection or segment type', 404: 'not found', 503: 'selection_timeout' },
   },
   async ({ auth, params, body }) => ({ status: 200, body: { data: await changeMembers(auth.businessId, (params as any)?.id, body) } }),
 );

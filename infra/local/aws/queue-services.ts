@@ -4,7 +4,7 @@
  * (`AWS_ENDPOINT_URL_SQS`, `AWS_ENDPOINT_URL_SCHEDULER`, read by @aws-sdk/* itself) plus the same settings
  * infra/stack.ts gives each function (`QUEUE_URL_<NAME>`, `BROADCAST_QUEUE_ARN`, `BROADCAST_SCHEDULER_ROLE_ARN`).
  */
-import { workers } from '#functions/routes.ts';
+import { workers } from '#shared/routes.ts';
 import { SchedulerStandIn } from './scheduler.ts';
 import { LOCAL_ACCOUNT, SqsStandIn } from './sqs.ts';
 

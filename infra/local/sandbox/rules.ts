@@ -74,5 +74,18 @@ function checkTemplate(state: SandboxState, phoneNumberId: string, template: Rec
   return undefined;
 }
 
+/**
+ * A read receipt, with or without the typing indicator (`{ messaging_product, status: 'read', message_id,
+ * typing_indicator?: { type: 'text' } }`): the message must be a customer's message to this number.
+ */
+export function checkReadReceipt(state: SandboxState, phoneNumberId: string, payload: Record<string, any>): GraphError | undefined {
+  if (payload.messaging_product !== 'whatsapp') return sandboxErrors.invalidParameter('messaging_product must be "whatsapp"');
+  const inbound = typeof payload.message_id === 'string' ? state.inbound.get(payload.message_id) : undefined;
+  if (!inbound || inbound.phoneNumberId !== phoneNumberId) return sandboxErrors.invalidParameter(`message_id ${payload.message_id} is not a message received by phone number ${phoneNumberId}`);
+  const typing = payload.typing_indicator;
+  if (typing !== undefined && (typeof typing !== 'object' || typing === null || typing.type !== 'text')) return sandboxErrors.invalidParameter('typing_indicator.type must be "text"');
+  return undefined;
+}
+
 /** The number of the chat an accepted message went to (digits). */
 export const recipientOf = (payload: Record<string, any>) => digits(payload.to);

@@ -6,7 +6,7 @@
  * Graph paths:  POST /{version}/{phone-number-id}/messages, POST /{version}/{phone-number-id}/media (multipart),
  *               GET /{version}/{media-id}[?phone_number_id=], DELETE /{version}/{media-id},
  *               GET /{version}/{waba-id}/message_templates, GET /__sandbox/media/{id}/download (the media URL).
- * Control:      POST /__sandbox/inbound, GET /__sandbox/sent, POST /__sandbox/status, POST /__sandbox/faults
+ * Control:      POST /__sandbox/inbound, GET /__sandbox/sent, GET /__sandbox/reads, POST /__sandbox/status, POST /__sandbox/faults
  *               ({ kind: error500 | throttle | hang | error, code?, count?, target? }),
  *               POST /__sandbox/window, POST /__sandbox/reset,
  *               POST /__sandbox/tokens ({ phone_number_id, token }: that number's own token, the only one it accepts
@@ -17,7 +17,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GraphError, sandboxErrors } from './errors.ts';
-import { checkMessage, recipientOf } from './rules.ts';
+import { checkMessage, checkReadReceipt, recipientOf } from './rules.ts';
 import { SandboxState, digits, newWamid } from './state.ts';
 import { SANDBOX_TEMPLATES } from './templates.ts';
 import { deliver, notification } from './webhooks.ts';
@@ -137,6 +137,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       if (url.searchParams.get('detail')) return send(res, 200, list);
       return send(res, 200, list.map((m) => m.payload));
     }
+    if (req.method === 'GET' && path === '/__sandbox/reads') return send(res, 200, state.reads);
     if (req.method === 'POST' && path === '/__sandbox/status') {
       const body = parseJson(await readBody(req));
       const sent = state.sent.find((m) => m.wamid === body.wamid);
@@ -147,7 +148,14 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         status: body.status,
         timestamp: String(Math.floor((body.timestamp !== undefined ? toEpochMs(body.timestamp) : Date.now()) / 1000)),
         recipient_id: sent.to,
+        // As the Cloud API sends them: the conversation and pricing of the message, and the client's callback data.
+        conversation: { id: `conv_${sent.wamid.slice(6, 18)}`, ...(body.status === 'sent' ? { expiration_timestamp: String(Math.floor(Date.now() / 1000) + 86_400) } : {}), origin: { type: sent.payload.type === 'template' ? 'utility' : 'service' } },
+        pricing: { billable: sent.payload.type === 'template', pricing_model: 'PMP', category: sent.payload.type === 'template' ? 'utility' : 'service', type: sent.payload.type === 'template' ? 'regular' : 'free_customer_service' },
+        ...(sent.payload.biz_opaque_callback_data !== undefined ? { biz_opaque_callback_data: sent.payload.biz_opaque_callback_data } : {}),
       };
+      // As the Cloud API does: the message's callback data comes back in its statuses.
+      const callback = (sent.payload as Record<string, unknown> | undefined)?.biz_opaque_callback_data;
+      if (callback !== undefined) status.biz_opaque_callback_data = callback;
       if (body.status === 'failed') {
         const code = Number(body.code ?? 131000);
         const err = [130472, 131026, 131042, 131048].includes(code) ? sandboxErrors.byRecipient(code)
@@ -215,6 +223,12 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     if (req.method === 'POST' && edge === 'messages' && parts.length === 3) {
       if (fault(res, 'messages')) return;
       const payload = parseJson(await readBody(req));
+      if (payload.status === 'read') {
+        const invalid = checkReadReceipt(state, id, payload);
+        if (invalid) throw invalid;
+        state.reads.push({ phoneNumberId: id, messageId: payload.message_id, ...(payload.typing_indicator ? { typingIndicator: payload.typing_indicator } : {}), at: new Date().toISOString() });
+        return send(res, 200, { success: true });
+      }
       const err = checkMessage(state, id, payload);
       if (err) throw err;
       const wamid = newWamid();

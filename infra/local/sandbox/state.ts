@@ -19,6 +19,14 @@ export interface StoredMedia {
   uploadedAt: string;
 }
 
+/** A read receipt (and typing indicator) the sandbox accepted: `POST /messages` with `status: 'read'`. */
+export interface ReadReceipt {
+  phoneNumberId: string;
+  messageId: string;
+  typingIndicator?: Record<string, unknown>;
+  at: string;
+}
+
 /** One Graph API call as the sandbox received it (the Authorization header shows which token a call carried). */
 export interface GraphRequest {
   method: string;
@@ -52,6 +60,7 @@ export const newMediaId = (): string => {
 export class SandboxState {
   readonly sent: SentMessage[] = [];
   readonly media = new Map<string, StoredMedia>();
+  readonly reads: ReadReceipt[] = [];
   /** Last inbound message per `${phoneNumberId}:${digits}` (epoch ms): the 24-hour window. */
   readonly lastInbound = new Map<string, number>();
   /** wamids of inbound messages (reaction targets) → their chat. */
@@ -94,6 +103,7 @@ export class SandboxState {
 
   reset(): void {
     this.sent.length = 0;
+    this.reads.length = 0;
     this.media.clear();
     this.lastInbound.clear();
     this.inbound.clear();

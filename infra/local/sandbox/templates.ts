@@ -2,7 +2,8 @@
  * The message templates every sandbox WABA has approved (decisions.md, "sandbox rules"), in the shape of
  * the Cloud API's `GET /{waba-id}/message_templates`. Quick-reply buttons may carry a configured `payload`
  * (the business's buttonId): `reminder_buttons` configures one for button 0 and none for button 1, so that
- * both the configured id and the `btn_{index}_{name}` fallback can be seen.
+ * both the configured id and the `btn_{index}_{name}` fallback can be seen. The `sample_*` and `intro_catalog_offer`
+ * templates have the shapes of the template examples in Meta's OpenAPI description (test/fixtures/cloud-api).
  */
 export interface SandboxTemplate {
   id: string;
@@ -12,6 +13,10 @@ export interface SandboxTemplate {
   category: 'UTILITY' | 'MARKETING';
   components: Record<string, unknown>[];
 }
+
+const THREE_VALUES = { type: 'BODY', text: 'Your order {{1}} of {{2}} ships on {{3}}.', example: { body_text: [['A-1', '$100.99', 'February 25, 1977']] } };
+const en = (id: string, name: string, category: SandboxTemplate['category'], components: Record<string, unknown>[]): SandboxTemplate =>
+  ({ id, name, language: 'en_US', status: 'APPROVED', category, components });
 
 export const SANDBOX_TEMPLATES: SandboxTemplate[] = [
   {
@@ -64,6 +69,25 @@ export const SANDBOX_TEMPLATES: SandboxTemplate[] = [
       },
     ],
   },
+  en('900000000000005', 'sample_shipping_confirmation', 'UTILITY', [THREE_VALUES]),
+  en('900000000000006', 'sample_purchase_feedback', 'MARKETING', [{ type: 'HEADER', format: 'IMAGE', example: { header_handle: ['https://example.com/p.jpg'] } }, THREE_VALUES]),
+  en('900000000000007', 'sample_purchase_buttons', 'MARKETING', [
+    { type: 'HEADER', format: 'IMAGE', example: { header_handle: ['https://example.com/p.jpg'] } },
+    THREE_VALUES,
+    { type: 'BUTTONS', buttons: [{ type: 'QUICK_REPLY', text: 'Yes' }, { type: 'QUICK_REPLY', text: 'No' }] },
+  ]),
+  en('900000000000008', 'sample_flow_signup', 'MARKETING', [
+    { type: 'BODY', text: 'Sign up in a minute.' },
+    { type: 'BUTTONS', buttons: [{ type: 'FLOW', text: 'Sign up', flow_id: '1234567890123456' }] },
+  ]),
+  en('900000000000009', 'intro_catalog_offer', 'MARKETING', [
+    { type: 'BODY', text: 'Now shop for your favourite products right here on WhatsApp! Get Rs {{1}} off on all orders above {{2}}Rs! Valid for your first {{3}} orders.', example: { body_text: [['100', '400', '3']] } },
+    { type: 'BUTTONS', buttons: [{ type: 'CATALOG', text: 'View catalog' }] },
+  ]),
+  en('900000000000010', 'sample_issue_resolution', 'UTILITY', [
+    { type: 'BODY', text: 'Hi {{1}}, were we able to solve the issue that you were facing?', example: { body_text: [['Mr. Jones']] } },
+    { type: 'BUTTONS', buttons: [{ type: 'QUICK_REPLY', text: 'Yes' }, { type: 'QUICK_REPLY', text: 'No' }] },
+  ]),
 ];
 
 /** Number of `{{n}}` placeholders in a component's text. */

@@ -20,6 +20,7 @@
  *   segment_id              UUID: member of that segment (member selection and contact search only)
  */
 import { UUID_RE } from '#shared/http/schemas.ts';
+import { clientKeyed, isUnstorableKey, lookupTable, UNSTORABLE_KEYS } from '#shared/lang/client-keys.ts';
 import { daysAgo, type Condition, type CustomValue } from './predicate.ts';
 import { digits, epochSeconds } from './normalize.ts';
 
@@ -55,15 +56,15 @@ const MAX_LIST = 500;
 const MAX_DAYS = 36_500;
 
 /** camelCase spellings of filter keys; filters are stored in snake_case, so these are renamed on the way in. */
-const KEY_ALIASES: Record<string, string> = {
+const KEY_ALIASES = lookupTable({
   funnelStageId: 'funnel_stage_id', createdAt: 'created_at', lastContactAt: 'last_contact_at', customFields: 'custom_fields',
   assignedAgentId: 'assigned_agent_id', optedOut: 'opted_out', segmentId: 'segment_id',
-};
-const DATE_KEY_ALIASES: Record<string, string> = { withinDays: 'within_days', olderThanDays: 'older_than_days' };
+});
+const DATE_KEY_ALIASES = lookupTable({ withinDays: 'within_days', olderThanDays: 'older_than_days' });
 
 /** A copy of `x` with aliased keys renamed (one level); a key given in both spellings is an error. */
-function renameKeys(x: Record<string, unknown>, aliases: Record<string, string>, where: string, errors: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+function renameKeys(x: Record<string, unknown>, aliases: Readonly<Record<string, string | undefined>>, where: string, errors: string[]): Record<string, unknown> {
+  const out = clientKeyed<unknown>();
   for (const [k, v] of Object.entries(x)) {
     const name = aliases[k] ?? k;
     if (name in out) errors.push(`${where}.${name}: given twice (as ${name} and its camelCase spelling); keep one`);
@@ -149,6 +150,7 @@ export function validateFilters(raw: unknown, opts: { allowSegmentId: boolean; p
     for (const [k, v] of ks) {
       const w = `${where}.${k}`;
       if (k.trim() === '' || k.length > 100) { err(w, 'custom field name must be 1-100 characters'); continue; }
+      if (isUnstorableKey(k)) { err(w, `custom field names may not be ${UNSTORABLE_KEYS.join(', ')}`); continue; }
       if (typeof v === 'string') { nonEmptyString(w, v); continue; }
       if (typeof v === 'number' ? Number.isFinite(v) : typeof v === 'boolean') continue;
       if (!strictObject(w, v, ['equals', 'contains', 'exists'])) continue;

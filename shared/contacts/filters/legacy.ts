@@ -22,6 +22,7 @@
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { daysAgo, type Condition, type CustomValue } from './predicate.ts';
 import { digits, epochSeconds } from './normalize.ts';
+import { clientKeyed, isUnstorableKey, lookupTable, UNSTORABLE_KEYS, unstorableKeysOf } from '#shared/lang/client-keys.ts';
 import { validateFilters, type Filters, type ValidationResult } from './filters.ts';
 
 export interface LegacyCondition { field: string; operator: string; value?: unknown; key?: string }
@@ -31,7 +32,7 @@ export type LegacyRules = LegacyRulesV1 | LegacyRulesV2;
 
 type Field = 'name' | 'email' | 'phone' | 'tags' | 'funnel_stage_id' | 'assigned_agent_id' | 'origin' | 'created_at' | 'last_contact_at' | 'custom' | 'opted_out';
 
-const FIELD_ALIASES: Record<string, Field> = {
+const FIELD_ALIASES = lookupTable<Field>({
   name: 'name', email: 'email', phone: 'phone', phone_number: 'phone', phoneNumber: 'phone',
   tags: 'tags', tag: 'tags',
   funnel_stage_id: 'funnel_stage_id', funnelStageId: 'funnel_stage_id', funnel_stage: 'funnel_stage_id', stage_id: 'funnel_stage_id',
@@ -41,7 +42,7 @@ const FIELD_ALIASES: Record<string, Field> = {
   last_contact_at: 'last_contact_at', lastContactAt: 'last_contact_at',
   opted_out: 'opted_out', optedOut: 'opted_out',
   custom_field: 'custom', customField: 'custom',
-};
+});
 
 const TEXT_OPS = ['equals', 'not_equals', 'contains', 'not_contains', 'starts_with', 'is_empty', 'is_not_empty'];
 const ID_OPS = ['equals', 'not_equals', 'in', 'not_in', 'is_empty', 'is_not_empty'];
@@ -55,12 +56,16 @@ const OPERATORS: Record<Field, string[]> = {
   custom: ['equals', 'not_equals', 'contains', 'is_empty', 'is_not_empty'],
   opted_out: ['equals'],
 };
-const OP_ALIASES: Record<string, string> = {
+const OP_ALIASES = lookupTable({
   eq: 'equals', '=': 'equals', equal: 'equals', is: 'equals', neq: 'not_equals', '!=': 'not_equals', not_equal: 'not_equals', is_not: 'not_equals',
   has: 'contains', includes: 'contains', not_has: 'not_contains', has_any: 'contains_any', has_all: 'contains_all',
   within_last_days: 'within_days', in_last_days: 'within_days', more_than_days_ago: 'older_than_days',
   exists: 'is_not_empty', not_exists: 'is_empty',
-};
+});
+
+/** Legacy operators with a v3 form: dates, and custom fields. */
+const DATE_OPS = lookupTable({ within_days: 'within_days', older_than_days: 'older_than_days', after: 'after', before: 'before' });
+const CUSTOM_OPS = lookupTable({ equals: 'equals', contains: 'contains', is_not_empty: 'exists', is_empty: 'exists' });
 
 interface Resolved { field: Field; op: string; value: unknown; key?: string }
 
@@ -84,6 +89,7 @@ function validateCondition(c: unknown, where: string, errors: string[]): Resolve
   if (!field) return err(`unknown field ${JSON.stringify(c.field ?? null)} (allowed: name, email, phone, tags, funnel_stage_id, assigned_agent_id, origin, created_at, last_contact_at, opted_out, custom_fields.<key>)`);
   const key = dottedKey ?? (typeof c.key === 'string' ? c.key : undefined);
   if (field === 'custom' && (!key || key.trim() === '')) return err('custom field conditions need the field name, e.g. "custom_fields.city"');
+  if (field === 'custom' && isUnstorableKey(key!)) return err(`custom field names may not be ${UNSTORABLE_KEYS.join(', ')}`);
   const rawOp = typeof c.operator === 'string' ? c.operator.toLowerCase() : undefined;
   const op = rawOp ? OP_ALIASES[rawOp] ?? rawOp : undefined;
   if (!op || !OPERATORS[field].includes(op)) return err(`unknown operator ${JSON.stringify(c.operator ?? null)} for field ${c.field} (allowed: ${OPERATORS[field].join(', ')})`);
@@ -135,12 +141,21 @@ function validateCondition(c: unknown, where: string, errors: string[]): Resolve
 function validateConditions(list: unknown, where: string, errors: string[]): void {
   if (!Array.isArray(list)) { errors.push(`${where}: must be a list of conditions`); return; }
   if (list.length === 0) { errors.push(`${where}: has no condition; give at least one`); return; }
-  list.forEach((c, i) => validateCondition(c, `${where}[${i}]`, errors));
+  list.forEach((c, i) => {
+    refuseUnstorableKeys(c, `${where}[${i}]`, errors);
+    validateCondition(c, `${where}[${i}]`, errors);
+  });
+}
+
+/** Legacy rules are stored as sent, so a key the table cannot keep is refused instead of failing the write. */
+function refuseUnstorableKeys(x: unknown, where: string, errors: string[]): void {
+  for (const key of unstorableKeysOf(x)) errors.push(`${where}.${key}: is not a rule key (a stored rule cannot hold ${UNSTORABLE_KEYS.join(', ')}); remove it`);
 }
 
 /** Validates v1/v2 rules; `path` prefixes messages. */
 export function validateLegacyRules(rules: Record<string, unknown>, path = 'rules'): ValidationResult<LegacyRules> {
   const errors: string[] = [];
+  refuseUnstorableKeys(rules, path, errors);
   if (!isLogic(rules.operator)) errors.push(`${path}.operator: must be "AND" or "OR"`);
   if (rules.version === 2) {
     if (!Array.isArray(rules.groups)) errors.push(`${path}.groups: must be a list of groups`);
@@ -148,6 +163,7 @@ export function validateLegacyRules(rules: Record<string, unknown>, path = 'rule
     else rules.groups.forEach((g, i) => {
       const where = `${path}.groups[${i}]`;
       if (!isObject(g)) { errors.push(`${where}: must be an object with operator and conditions`); return; }
+      refuseUnstorableKeys(g, where, errors);
       if (g.operator !== undefined && !isLogic(g.operator)) errors.push(`${where}.operator: must be "AND" or "OR"`);
       validateConditions(g.conditions, `${where}.conditions`, errors);
     });
@@ -276,16 +292,17 @@ export function legacyToFilters(rules: LegacyRules): Filters | null {
         ok = setOnce(f, r.field, r.value);
         break;
       case 'created_at': case 'last_contact_at': {
-        const sub = ({ within_days: 'within_days', older_than_days: 'older_than_days', after: 'after', before: 'before' } as Record<string, string>)[r.op];
+        const sub = DATE_OPS[r.op];
         if (!sub) return null;
         ok = setOnce((f[r.field] ??= {}), sub, r.value);
         break;
       }
       case 'custom': {
-        const cf = (f.custom_fields ??= {}) as Record<string, any>;
+        // Keyed by the client's custom field names (`__proto__` included).
+        const cf = (f.custom_fields ??= clientKeyed()) as Record<string, any>;
         const key = r.key!;
         const spec = cf[key] === undefined ? {} : cf[key];
-        const op = ({ equals: 'equals', contains: 'contains', is_not_empty: 'exists', is_empty: 'exists' } as Record<string, string>)[r.op];
+        const op = CUSTOM_OPS[r.op];
         if (!op) return null;
         ok = setOnce(spec, op, op === 'exists' ? r.op === 'is_not_empty' : r.value);
         cf[key] = spec;

@@ -10,9 +10,8 @@ import { config, type LimitClass } from '#shared/config.ts';
 import { db, table } from '#shared/store/client.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
-import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { ApiError } from '../errors.ts';
-import { state } from '../state.ts';
+import { state, type RequestState } from '../state.ts';
 
 const WINDOW_SECONDS = 60;
 
@@ -53,28 +52,31 @@ export const rateHeaders = (d: RateDecision): Record<string, string> => ({
   'X-RateLimit-Reset': String(d.resetEpochSeconds),
 });
 
+/** The key's own limit; a refused request does not count. */
+async function admit(s: RequestState, limitClass: LimitClass): Promise<void> {
+  const decision = await consume(s.auth!.keyId, limitClass);
+  s.rateHeaders = rateHeaders(decision);
+  if (!decision.allowed) {
+    const retryAfter = Math.max(1, decision.resetEpochSeconds - Math.floor(Date.now() / 1000));
+    throw new ApiError(
+      429,
+      { error: 'rate_limited', message: `Rate limit of ${decision.limit} per minute exceeded for this API key`, retry_after: retryAfter },
+      { ...s.rateHeaders, 'Retry-After': String(retryAfter) },
+    );
+  }
+}
+
+/**
+ * Starts the decision and leaves it to the endpoint to await (beside the handler's first reads). Sends also count
+ * against their business's per-minute budget, shared with broadcasts: the send path takes that unit in the
+ * transaction that records the message (shared/messages/ordinary-budget.ts).
+ */
 export const rateLimitMiddleware = (limitClass: LimitClass): MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
     const s = state(request.event);
     if (!s.auth) return;
-    const decision = await consume(s.auth.keyId, limitClass);
-    s.rateHeaders = rateHeaders(decision);
-    if (!decision.allowed) {
-      const retryAfter = Math.max(1, decision.resetEpochSeconds - Math.floor(Date.now() / 1000));
-      throw new ApiError(
-        429,
-        { error: 'rate_limited', message: `Rate limit of ${decision.limit} per minute exceeded for this API key`, retry_after: retryAfter },
-        { ...s.rateHeaders, 'Retry-After': String(retryAfter) },
-      );
-    }
-    // Messages also count against the business's per-minute budget, which running broadcasts share.
-    if (limitClass === 'messages' && !(await consumeOrdinarySend(s.auth.businessId))) {
-      const retryAfter = Math.max(1, decision.resetEpochSeconds - Math.floor(Date.now() / 1000));
-      throw new ApiError(
-        429,
-        { error: 'rate_limited', message: `The business's limit of ${decision.limit} messages per minute (shared with broadcasts) is used up`, retry_after: retryAfter },
-        { ...s.rateHeaders, 'X-RateLimit-Remaining': '0', 'Retry-After': String(retryAfter) },
-      );
-    }
+    s.admission = admit(s, limitClass);
+    // Awaited by the endpoint (or its error mapper); until then a refusal is not an unhandled rejection.
+    s.admission.catch(() => undefined);
   },
 });

@@ -22,7 +22,7 @@ beforeAll(async () => {
   tenant = await newTenant(undefined, 'Deployed-mode e2e');
   call = callWith(d.url, tenant.apiKey);
   sandbox = callSandbox(d.sandboxUrl);
-}, 120_000);
+}, 300_000);
 afterAll(() => d?.stop());
 
 const inbound = async (from: string, text: string) => {

@@ -3,13 +3,14 @@
  * sent and failed messages, stages, contacts in a stage, static and dynamic segments, a webhook with a delivery,
  * a scheduled broadcast, a presigned upload). Business B then calls EVERY route of the route table — the id
  * routes with A's ids, the others with its own data aimed at A's records — and:
- * - every id route answers 403 or 404 and leaks none of A's data;
+ * - every probe answers the exact status and body it states (id routes: 403 `forbidden` or 404 `not_found`
+ *   naming the resource), and leaks none of A's data;
  * - listings, searches, previews, segment counts, member selections by filter and bulk operations show nothing of A;
  * - A's items in the table (every partition of A, the global pointers to it, and their index attributes) are
  *   byte-for-byte the same before and after.
  * The probe map is checked against the route table: a new route without a probe fails this test.
  */
-import { routes, routeKey } from '#functions/routes.ts';
+import { routes, routeKey } from '#shared/routes.ts';
 import { report, randomPhone, startHardeningStack, startReceiver, type HardeningStack, type Reply, type StackTenant } from '../../support/hardening.ts';
 
 process.env.LIMIT_REQUESTS_PER_MINUTE = '100000';
@@ -78,108 +79,137 @@ afterAll(async () => {
   await receiver?.stop();
 });
 
+/** What a probe must answer: the exact status, and a body its answer must equal (matchers allowed). */
+interface Want { status: number; body: unknown }
 type Probe =
-  /** The route takes an id: B gets 403 or 404 with A's ids. */
-  | { kind: 'foreign'; path: () => string; body?: () => unknown }
+  /** The route takes an id: B is refused with A's ids. */
+  | { kind: 'foreign'; path: () => string; body?: () => unknown; want: () => Want }
   /** The route acts on B's own data (lists, creates, business settings): it answers, and shows nothing of A's. */
-  | { kind: 'own'; path: () => string; body?: () => unknown; check?: (res: Reply) => void }
+  | { kind: 'own'; path: () => string; body?: () => unknown; want: () => Want }
   /** Not a business's data (public reference, upstream webhook verification). */
-  | { kind: 'public'; path: () => string };
+  | { kind: 'public'; path: () => string; want: () => Want };
+
+const forbidden = (what: string): Want => ({ status: 403, body: { error: 'forbidden', message: `This ${what} belongs to another account` } });
+const foreignHook: Want = { status: 403, body: { error: 'forbidden', message: 'The webhook subscription belongs to another account' } };
+const notFound = (message: string): Want => ({ status: 404, body: { error: 'not_found', message } });
+const segmentNotFound = notFound('Segment not found');
+const broadcastNotFound = notFound('Broadcast not found');
+const ok200 = (body: unknown): Want => ({ status: 200, body: expect.objectContaining(body as object) });
+/** A bulk answer in which every item failed as not found (A's contacts are not B's). */
+const bulkNoneFound = (operation: string, n: number): Want => ({
+  status: 207,
+  body: expect.objectContaining({ operation, success_count: 0, error_count: n, results: Array.from({ length: n }, () => expect.objectContaining({ success: false, error: 'not_found' })) }),
+});
+const noneAdded: Want = ok200({ data: expect.objectContaining({ action: 'add', affected: 0, contactIds: [], contactCount: 0 }) });
+
+/** Meta's answer for an object the caller may not see (the Cloud-API-compatible routes): 404, Graph code 100. */
+const graphNotFound: Want = { status: 404, body: { error: expect.objectContaining({ code: 100, type: 'GraphMethodException' }) } };
 
 const probes: Record<string, Probe[]> = {
-  'GET /openapi.json': [{ kind: 'public', path: () => '/openapi.json' }],
-  'GET /docs': [{ kind: 'public', path: () => '/docs' }],
-  'GET /docs/scalar.js': [{ kind: 'public', path: () => '/docs/scalar.js' }],
-  'GET /webhooks/upstream': [{ kind: 'public', path: () => '/webhooks/upstream?hub.mode=subscribe&hub.verify_token=x&hub.challenge=1' }],
+  // The Cloud-API-compatible routes with A's phone number id (as the number, the media id and the WABA id).
+  'POST /{version}/{id}/messages': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}/messages`, body: () => ({ messaging_product: 'whatsapp', to: customer, type: 'text', text: { body: 'hola' } }), want: () => graphNotFound }],
+  // A JSON body is refused before the number is looked at (the upload must be multipart): nothing of A's is reached.
+  'POST /{version}/{id}/media': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}/media`, body: () => ({ messaging_product: 'whatsapp' }), want: () => ({ status: 400, body: { error: expect.objectContaining({ code: 100, type: 'OAuthException', message: '(#100) Media upload requires multipart/form-data' }) } }) }],
+  'GET /{version}/{id}': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}`, want: () => graphNotFound }],
+  'DELETE /{version}/{id}': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}`, want: () => graphNotFound }],
+  'GET /{version}/{id}/message_templates': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}/message_templates`, want: () => graphNotFound }],
+  'GET /openapi.json': [{ kind: 'public', path: () => '/openapi.json', want: () => ok200({ openapi: '3.1.0' }) }],
+  'GET /docs': [{ kind: 'public', path: () => '/docs', want: () => ({ status: 200, body: expect.stringContaining('<!doctype html>') }) }],
+  'GET /docs/scalar.js': [{ kind: 'public', path: () => '/docs/scalar.js', want: () => ({ status: 200, body: expect.any(String) }) }],
+  'GET /webhooks/upstream': [{ kind: 'public', path: () => '/webhooks/upstream?hub.mode=subscribe&hub.verify_token=x&hub.challenge=1', want: () => ({ status: 403, body: { error: 'forbidden', message: 'Webhook verification failed: wrong hub.mode or hub.verify_token' } }) }],
   // The upstream webhook routes by phone number id: checked below with an inbound from A's customer to B.
   'POST /webhooks/upstream': [],
-  'GET /team/v1': [{ kind: 'own', path: () => '/team/v1' }],
+  'GET /team/v1': [{ kind: 'own', path: () => '/team/v1', want: () => ({ status: 200, body: { agents: [] } }) }],
   // B writing to A's customer: B's own window is closed, and nothing of A's conversation is touched.
-  'POST /messages/v1': [{ kind: 'own', path: () => '/messages/v1', body: () => ({ to: customer, content: 'hola' }) }],
-  'POST /messages/v1/{id}/retry': [{ kind: 'foreign', path: () => `/messages/v1/${ids.failedMessage}/retry` }],
-  'GET /messages/v1/{id}': [{ kind: 'foreign', path: () => `/messages/v1/${ids.message}` }],
-  'GET /conversations/v1': [{ kind: 'own', path: () => '/conversations/v1', check: (r) => expect(r.body.conversations.length).toBeLessThanOrEqual(1) }],
-  'GET /conversations/v1/{id}': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}` }],
-  'GET /conversations/v1/{id}/messages': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/messages` }],
-  'PATCH /conversations/v1/{id}/ai': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/ai`, body: () => ({ aiEnabled: false }) }],
-  'POST /conversations/v1/{id}/ai/pause': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/ai/pause`, body: () => ({ duration: 60 }) }],
-  'POST /conversations/v1/{id}/close': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/close` }],
-  'POST /agent/v1/pause': [{ kind: 'own', path: () => '/agent/v1/pause', body: () => ({ duration: 60 }) }],
-  'POST /agent/pause': [{ kind: 'own', path: () => '/agent/pause', body: () => ({ duration: 60 }) }],
-  'POST /agent/v1/toggle': [{ kind: 'own', path: () => '/agent/v1/toggle', body: () => ({ enabled: false }) }],
-  'POST /agent/toggle': [{ kind: 'own', path: () => '/agent/toggle', body: () => ({ enabled: false }) }],
-  'GET /agent/v1/status': [{ kind: 'own', path: () => '/agent/v1/status' }],
-  'GET /agent/v1/settings': [{ kind: 'own', path: () => '/agent/v1/settings' }],
-  'PATCH /agent/v1/settings': [{ kind: 'own', path: () => '/agent/v1/settings', body: () => ({ enabled: false }) }],
-  'POST /media/v1': [{ kind: 'own', path: () => '/media/v1', body: () => ({ type: 'image' }) }],
-  'POST /media/v1/uploads': [{ kind: 'own', path: () => '/media/v1/uploads', body: () => ({ type: 'image', file_size: 10, mime_type: 'image/jpeg' }) }],
-  'POST /media/v1/uploads/{id}/complete': [{ kind: 'foreign', path: () => `/media/v1/uploads/${ids.upload}/complete` }],
-  'GET /funnel/v1/stages': [{ kind: 'own', path: () => '/funnel/v1/stages', check: (r) => expect(r.body.stages).toEqual([]) }],
-  'POST /funnel/v1/stages': [{ kind: 'own', path: () => '/funnel/v1/stages', body: () => ({ name: 'B stage', position: 0 }) }],
-  'PATCH /funnel/v1/stages/reorder': [{ kind: 'foreign', path: () => '/funnel/v1/stages/reorder', body: () => ({ stage_ids: [ids.stage2, ids.stage] }) }],
-  'GET /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage}` }],
-  'PATCH /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage}`, body: () => ({ name: 'hijacked' }) }],
-  'DELETE /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage2}` }],
+  'POST /messages/v1': [{ kind: 'own', path: () => '/messages/v1', body: () => ({ to: customer, content: 'hola' }), want: () => ({ status: 400, body: expect.objectContaining({ error: 'message_delivery_failed' }) }) }],
+  'POST /messages/v1/{id}/retry': [{ kind: 'foreign', path: () => `/messages/v1/${ids.failedMessage}/retry`, want: () => forbidden('message') }],
+  'GET /messages/v1/{id}': [{ kind: 'foreign', path: () => `/messages/v1/${ids.message}`, want: () => forbidden('message') }],
+  // B's only conversation is its own, with A's customer (opened by B's send above).
+  'GET /conversations/v1': [{ kind: 'own', path: () => '/conversations/v1', want: () => ok200({ conversations: [expect.objectContaining({ id: expect.not.stringMatching(ids.conversation!), phoneNumber: customer })] }) }],
+  'GET /conversations/v1/{id}': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}`, want: () => forbidden('conversation') }],
+  'GET /conversations/v1/{id}/messages': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/messages`, want: () => forbidden('conversation') }],
+  'PATCH /conversations/v1/{id}/ai': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/ai`, body: () => ({ aiEnabled: false }), want: () => forbidden('conversation') }],
+  'POST /conversations/v1/{id}/ai/pause': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/ai/pause`, body: () => ({ duration: 60 }), want: () => forbidden('conversation') }],
+  'POST /conversations/v1/{id}/close': [{ kind: 'foreign', path: () => `/conversations/v1/${ids.conversation}/close`, want: () => forbidden('conversation') }],
+  'POST /agent/v1/pause': [{ kind: 'own', path: () => '/agent/v1/pause', body: () => ({ duration: 60 }), want: () => ok200({ success: true, pausedUntil: expect.any(String) }) }],
+  'POST /agent/pause': [{ kind: 'own', path: () => '/agent/pause', body: () => ({ duration: 60 }), want: () => ok200({ success: true, pausedUntil: expect.any(String) }) }],
+  'POST /agent/v1/toggle': [{ kind: 'own', path: () => '/agent/v1/toggle', body: () => ({ enabled: false }), want: () => ({ status: 200, body: { success: true, enabled: false } }) }],
+  'POST /agent/toggle': [{ kind: 'own', path: () => '/agent/toggle', body: () => ({ enabled: false }), want: () => ({ status: 200, body: { success: true, enabled: false } }) }],
+  'GET /agent/v1/status': [{ kind: 'own', path: () => '/agent/v1/status', want: () => ok200({ enabled: false, pausedUntil: expect.any(String) }) }],
+  // B's settings are B's: the default prompt, not A's.
+  'GET /agent/v1/settings': [{ kind: 'own', path: () => '/agent/v1/settings', want: () => ok200({ settings: expect.objectContaining({ enabled: false }) }) }],
+  'PATCH /agent/v1/settings': [{ kind: 'own', path: () => '/agent/v1/settings', body: () => ({ enabled: false }), want: () => ok200({ settings: expect.objectContaining({ enabled: false }) }) }],
+  'POST /media/v1': [{ kind: 'own', path: () => '/media/v1', body: () => ({ type: 'image' }), want: () => ({ status: 400, body: expect.objectContaining({ error: 'validation_error', message: 'Media upload requires multipart/form-data' }) }) }],
+  'POST /media/v1/uploads': [{ kind: 'own', path: () => '/media/v1/uploads', body: () => ({ type: 'image', file_size: 10, mime_type: 'image/jpeg' }), want: () => ({ status: 201, body: expect.objectContaining({ upload_id: expect.any(String), upload_url: expect.any(String) }) }) }],
+  'POST /media/v1/uploads/{id}/complete': [{ kind: 'foreign', path: () => `/media/v1/uploads/${ids.upload}/complete`, want: () => notFound(`Upload ${ids.upload} not found`) }],
+  'GET /funnel/v1/stages': [{ kind: 'own', path: () => '/funnel/v1/stages', want: () => ({ status: 200, body: { stages: [] } }) }],
+  'POST /funnel/v1/stages': [{ kind: 'own', path: () => '/funnel/v1/stages', body: () => ({ name: 'B stage', position: 0 }), want: () => ({ status: 201, body: { stage: expect.objectContaining({ name: 'B stage', position: 0, contact_count: 0 }) } }) }],
+  'PATCH /funnel/v1/stages/reorder': [{ kind: 'foreign', path: () => '/funnel/v1/stages/reorder', body: () => ({ stage_ids: [ids.stage2, ids.stage] }), want: () => ({ status: 404, body: { error: 'not_found', message: 'Some stage ids do not belong to this funnel', invalid_ids: [ids.stage2, ids.stage] } }) }],
+  'GET /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage}`, want: () => forbidden('funnel stage') }],
+  'PATCH /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage}`, body: () => ({ name: 'hijacked' }), want: () => forbidden('funnel stage') }],
+  'DELETE /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage2}`, want: () => forbidden('funnel stage') }],
   'POST /funnel/v1/contacts/{id}/move': [
-    { kind: 'foreign', path: () => `/funnel/v1/contacts/${ids.contact}/move`, body: () => ({ stage_id: null }) },
-    // B's own contact into A's stage: the stage is not found.
-    { kind: 'foreign', path: () => `/funnel/v1/contacts/${ids.bContact}/move`, body: () => ({ stage_id: ids.stage }) },
+    { kind: 'foreign', path: () => `/funnel/v1/contacts/${ids.contact}/move`, body: () => ({ stage_id: null }), want: () => forbidden('contact') },
+    // B's own contact into A's stage: refused as A's stage.
+    { kind: 'foreign', path: () => `/funnel/v1/contacts/${ids.bContact}/move`, body: () => ({ stage_id: ids.stage }), want: () => forbidden('funnel stage') },
   ],
   // Phones are unique per business, not globally: B may hold A's lead too, as its own record.
-  'POST /contacts/v1': [{ kind: 'own', path: () => '/contacts/v1', body: () => ({ phone_number: secrets[2], name: 'B lead' }), check: (r) => expect(r.status).toBe(201) }],
+  'POST /contacts/v1': [{ kind: 'own', path: () => '/contacts/v1', body: () => ({ phone_number: secrets[2], name: 'B lead' }), want: () => ({ status: 201, body: { contact: expect.objectContaining({ phone_number: secrets[2], name: 'B lead', tags: [], custom_fields: {} }) } }) }],
   'GET /contacts/v1': [
-    { kind: 'own', path: () => `/contacts/v1?search=${encodeURIComponent(secrets[0])}`, check: (r) => expect(r.body.contacts).toEqual([]) },
-    { kind: 'own', path: () => `/contacts/v1?filters=${encodeURIComponent(JSON.stringify({ tags: { any: [secrets[1]] } }))}`, check: (r) => expect(r.body.contacts).toEqual([]) },
-    { kind: 'own', path: () => `/contacts/v1?filters=${encodeURIComponent(JSON.stringify({ funnel_stage_id: ids.stage }))}`, check: (r) => expect(r.body.contacts ?? []).toEqual([]) },
+    { kind: 'own', path: () => `/contacts/v1?search=${encodeURIComponent(secrets[0]!)}`, want: () => ({ status: 200, body: { contacts: [], next_cursor: null } }) },
+    { kind: 'own', path: () => `/contacts/v1?filters=${encodeURIComponent(JSON.stringify({ tags: { any: [secrets[1]] } }))}`, want: () => ({ status: 200, body: { contacts: [], next_cursor: null } }) },
+    { kind: 'own', path: () => `/contacts/v1?filters=${encodeURIComponent(JSON.stringify({ funnel_stage_id: ids.stage }))}`, want: () => ({ status: 200, body: { contacts: [], next_cursor: null } }) },
   ],
   'POST /contacts/v1/bulk': [
-    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'delete', contact_ids: [ids.contact, ids.inboundContact] }), check: (r) => expect(r.body.success_count).toBe(0) },
-    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'add_tags', contact_ids: [ids.contact], tags: ['pwned'] }), check: (r) => expect(r.body.success_count).toBe(0) },
-    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'update', contacts: [{ id: ids.contact, add_tags: ['pwned'] }] }), check: (r) => expect(r.body.success_count).toBe(0) },
-    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'set_funnel_stage', contact_ids: [ids.bContact], funnel_stage_id: ids.stage }), check: (r) => expect(r.body.success_count ?? 0).toBe(0) },
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'delete', contact_ids: [ids.contact, ids.inboundContact] }), want: () => bulkNoneFound('delete', 2) },
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'add_tags', contact_ids: [ids.contact], tags: ['pwned'] }), want: () => bulkNoneFound('add_tags', 1) },
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'update', contacts: [{ id: ids.contact, add_tags: ['pwned'] }] }), want: () => bulkNoneFound('update', 1) },
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'set_funnel_stage', contact_ids: [ids.bContact], funnel_stage_id: ids.stage }), want: () => forbidden('funnel stage') },
   ],
-  'GET /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}` }],
-  'PATCH /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, body: () => ({ name: 'hijacked' }) }],
-  'DELETE /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}` }],
-  'GET /segments': [{ kind: 'own', path: () => '/segments' }],
-  'POST /segments': [{ kind: 'own', path: () => '/segments', body: () => ({ name: 'B dyn', type: 'dynamic', rules: { version: 3, filters: { tags: { any: [secrets[1]] } } } }), check: (r) => r.status === 201 && expect(r.body.data.contactCount).toBe(0) }],
+  'GET /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, want: () => forbidden('contact') }],
+  'PATCH /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, body: () => ({ name: 'hijacked' }), want: () => forbidden('contact') }],
+  'DELETE /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, want: () => forbidden('contact') }],
+  // B's segments only: its static one (the dynamic one of the probe below comes after this listing).
+  'GET /segments': [{ kind: 'own', path: () => '/segments', want: () => ok200({ data: [expect.objectContaining({ id: ids.bSegment, name: 'B static' })] }) }],
+  'POST /segments': [{ kind: 'own', path: () => '/segments', body: () => ({ name: 'B dyn', type: 'dynamic', rules: { version: 3, filters: { tags: { any: [secrets[1]] } } } }), want: () => ({ status: 201, body: { data: expect.objectContaining({ name: 'B dyn', type: 'dynamic', contactCount: 0 }) } }) }],
   'POST /segments/preview': [
-    { kind: 'own', path: () => '/segments/preview', body: () => ({ rules: { version: 3, filters: { tags: { any: [secrets[1]] } } } }), check: (r) => expect(r.body.data.count).toBe(0) },
-    { kind: 'own', path: () => '/segments/preview', body: () => ({ rules: { version: 3, filters: { funnel_stage_id: ids.stage } } }), check: (r) => r.status === 200 && expect(r.body.data.count).toBe(0) },
+    { kind: 'own', path: () => '/segments/preview', body: () => ({ rules: { version: 3, filters: { tags: { any: [secrets[1]] } } } }), want: () => ({ status: 200, body: { data: { count: 0, preview: [], rulesFormat: 'filters' } } }) },
+    { kind: 'own', path: () => '/segments/preview', body: () => ({ rules: { version: 3, filters: { funnel_stage_id: ids.stage } } }), want: () => ({ status: 200, body: { data: { count: 0, preview: [], rulesFormat: 'filters' } } }) },
   ],
-  'GET /segments/{id}': [{ kind: 'foreign', path: () => `/segments/${ids.segment}` }],
-  'PATCH /segments/{id}': [{ kind: 'foreign', path: () => `/segments/${ids.dynamicSegment}`, body: () => ({ name: 'hijacked' }) }],
-  'DELETE /segments/{id}': [{ kind: 'foreign', path: () => `/segments/${ids.segment}` }],
-  'POST /segments/{id}/contacts': [{ kind: 'foreign', path: () => `/segments/${ids.segment}/contacts`, body: () => ({ contactIds: [ids.inboundContact] }) }],
-  'DELETE /segments/{id}/contacts/{contactId}': [{ kind: 'foreign', path: () => `/segments/${ids.segment}/contacts/${ids.contact}` }],
-  'POST /segments/{id}/evaluate': [{ kind: 'foreign', path: () => `/segments/${ids.dynamicSegment}/evaluate` }],
-  'GET /segments/{id}/usage': [{ kind: 'foreign', path: () => `/segments/${ids.segment}/usage` }],
+  'GET /segments/{id}': [{ kind: 'foreign', path: () => `/segments/${ids.segment}`, want: () => segmentNotFound }],
+  'PATCH /segments/{id}': [{ kind: 'foreign', path: () => `/segments/${ids.dynamicSegment}`, body: () => ({ name: 'hijacked' }), want: () => segmentNotFound }],
+  'DELETE /segments/{id}': [{ kind: 'foreign', path: () => `/segments/${ids.segment}`, want: () => segmentNotFound }],
+  'POST /segments/{id}/contacts': [{ kind: 'foreign', path: () => `/segments/${ids.segment}/contacts`, body: () => ({ contactIds: [ids.inboundContact] }), want: () => segmentNotFound }],
+  'DELETE /segments/{id}/contacts/{contactId}': [{ kind: 'foreign', path: () => `/segments/${ids.segment}/contacts/${ids.contact}`, want: () => segmentNotFound }],
+  'POST /segments/{id}/evaluate': [{ kind: 'foreign', path: () => `/segments/${ids.dynamicSegment}/evaluate`, want: () => segmentNotFound }],
+  'GET /segments/{id}/usage': [{ kind: 'foreign', path: () => `/segments/${ids.segment}/usage`, want: () => segmentNotFound }],
   'POST /segments/{id}/members': [
-    { kind: 'foreign', path: () => `/segments/${ids.segment}/members`, body: () => ({ action: 'remove', contactIds: [ids.contact] }) },
-    // B's own static segment, selecting A's contacts by id, by A's tag, by A's stage and by A's segment.
-    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', contactIds: [ids.contact] }), check: (r) => expect(r.status).toBe(400) },
-    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', filters: { tags: { any: [secrets[1]] } } }), check: (r) => r.status === 200 && expect(r.body.data.affected).toBe(0) },
-    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', filters: { funnel_stage_id: ids.stage } }), check: (r) => r.status === 200 && expect(r.body.data.affected).toBe(0) },
-    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', filters: { segment_id: ids.segment } }), check: (r) => r.status === 200 && expect(r.body.data.affected).toBe(0) },
-    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', search: secrets[0] }), check: (r) => r.status === 200 && expect(r.body.data.affected).toBe(0) },
+    { kind: 'foreign', path: () => `/segments/${ids.segment}/members`, body: () => ({ action: 'remove', contactIds: [ids.contact] }), want: () => segmentNotFound },
+    // B's own static segment, selecting A's contacts by id, by A's tag, by A's stage, by A's segment and by A's name.
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', contactIds: [ids.contact] }), want: () => ({ status: 400, body: expect.objectContaining({ error: `1 contact id(s) do not exist in this business: ${ids.contact}. Nothing was applied; remove them and retry.` }) }) },
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', filters: { tags: { any: [secrets[1]] } } }), want: () => noneAdded },
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', filters: { funnel_stage_id: ids.stage } }), want: () => noneAdded },
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', filters: { segment_id: ids.segment } }), want: () => ({ status: 400, body: expect.objectContaining({ error: expect.stringContaining(`filters.segment_id: segment ${ids.segment} does not exist in this business`) }) }) },
+    { kind: 'own', path: () => `/segments/${ids.bSegment}/members`, body: () => ({ action: 'add', search: secrets[0] }), want: () => noneAdded },
   ],
-  'POST /user-webhooks': [{ kind: 'own', path: () => '/user-webhooks', body: () => ({ name: 'B hook', url: `${receiver.url}?tenant=b`, events: ['*'] }) }],
-  'GET /user-webhooks': [{ kind: 'own', path: () => '/user-webhooks' }],
-  'GET /user-webhooks/{id}': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}` }],
-  'PATCH /user-webhooks/{id}': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}`, body: () => ({ url: 'http://127.0.0.1:9/steal' }) }],
-  'DELETE /user-webhooks/{id}': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}` }],
-  'POST /user-webhooks/{id}/regenerate-secret': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/regenerate-secret` }],
-  'POST /user-webhooks/{id}/test': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/test` }],
-  'GET /user-webhooks/{id}/deliveries': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/deliveries` }],
-  'POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/deliveries/${ids.delivery}/redeliver` }],
+  'POST /user-webhooks': [{ kind: 'own', path: () => '/user-webhooks', body: () => ({ name: 'B hook', url: `${receiver.url}?tenant=b`, events: ['*'] }), want: () => ({ status: 201, body: { data: expect.objectContaining({ name: 'B hook', url: `${receiver.url}?tenant=b`, events: ['*'], secret: expect.any(String) }) } }) }],
+  'GET /user-webhooks': [{ kind: 'own', path: () => '/user-webhooks', want: () => ok200({ data: [expect.objectContaining({ name: 'B hook', url: `${receiver.url}?tenant=b` })] }) }],
+  'GET /user-webhooks/{id}': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}`, want: () => foreignHook }],
+  'PATCH /user-webhooks/{id}': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}`, body: () => ({ url: 'http://127.0.0.1:9/steal' }), want: () => foreignHook }],
+  'DELETE /user-webhooks/{id}': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}`, want: () => foreignHook }],
+  'POST /user-webhooks/{id}/regenerate-secret': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/regenerate-secret`, want: () => foreignHook }],
+  'POST /user-webhooks/{id}/test': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/test`, want: () => foreignHook }],
+  'GET /user-webhooks/{id}/deliveries': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/deliveries`, want: () => foreignHook }],
+  'POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver': [{ kind: 'foreign', path: () => `/user-webhooks/${ids.webhook}/deliveries/${ids.delivery}/redeliver`, want: () => foreignHook }],
   'POST /broadcasts/v1': [
-    { kind: 'own', path: () => '/broadcasts/v1', body: () => ({ name: 'B', templateName: 'hello_world', language: 'en_US', segment_id: ids.segment }), check: (r) => expect([400, 404]).toContain(r.status) },
-    { kind: 'own', path: () => '/broadcasts/v1', body: () => ({ name: 'B', templateName: 'hello_world', language: 'en_US', contact_ids: [ids.contact] }), check: (r) => r.status < 300 && expect(r.body.data.counts.sent).toBe(0) },
+    { kind: 'own', path: () => '/broadcasts/v1', body: () => ({ name: 'B', templateName: 'hello_world', language: 'en_US', segment_id: ids.segment }), want: () => ({ status: 400, body: { error: 'validation_error', message: 'The segment does not exist in this business', details: { segment_id: ['segment not found'] } } }) },
+    // A's contact id names nobody in B: the broadcast has no recipient to send to.
+    { kind: 'own', path: () => '/broadcasts/v1', body: () => ({ name: 'B', templateName: 'hello_world', language: 'en_US', contact_ids: [ids.contact] }), want: () => ({ status: 201, body: { data: expect.objectContaining({ name: 'B', counts: expect.objectContaining({ sent: 0 }) }) } }) },
   ],
-  'GET /broadcasts/v1': [{ kind: 'own', path: () => '/broadcasts/v1' }],
-  'GET /broadcasts/v1/{id}': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}` }],
-  'GET /broadcasts/v1/{id}/recipients': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/recipients` }],
-  'POST /broadcasts/v1/{id}/cancel': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/cancel` }],
+  'GET /broadcasts/v1': [{ kind: 'own', path: () => '/broadcasts/v1', want: () => ok200({ data: [expect.objectContaining({ name: 'B' })] }) }],
+  'GET /broadcasts/v1/{id}': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}`, want: () => broadcastNotFound }],
+  'GET /broadcasts/v1/{id}/recipients': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/recipients`, want: () => broadcastNotFound }],
+  'POST /broadcasts/v1/{id}/cancel': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/cancel`, want: () => broadcastNotFound }],
 };
 
 const methodOf = (key: string) => key.split(' ')[0]!;
@@ -210,15 +240,12 @@ it('gives business B no access to A: every route 403/404 on A\'s ids, nothing of
       const res = await b.call(methodOf(key), path, body);
       if (process.env.HARDENING_DEBUG) console.log(key, path.slice(0, 60), res.status, JSON.stringify(res.body).slice(0, 160));
       const leaked = leaks(res).filter((s) => !path.includes(s) && !JSON.stringify(body ?? '').includes(s));
-      if (res.status >= 500) failures.push(`${key} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
-      else if (probe.kind === 'foreign' && ![403, 404].includes(res.status)) failures.push(`${key} ${path}: expected 403/404, got ${res.status} ${JSON.stringify(res.body)}`);
-      else if (leaked.length > 0) failures.push(`${key} ${path}: answer shows A's ${leaked.join(', ')}`);
-      else if (probe.kind === 'own' && probe.check) {
-        try {
-          probe.check(res);
-        } catch (err) {
-          failures.push(`${key} ${path}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)} — ${(err as Error).message.split('\n').slice(0, 3).join(' ')}`);
-        }
+      if (leaked.length > 0) failures.push(`${key} ${path}: answer shows A's ${leaked.join(', ')}`);
+      // Every probe states the exact status and body it expects.
+      try {
+        expect({ status: res.status, body: res.body }).toEqual(probe.want());
+      } catch {
+        failures.push(`${key} ${path}: expected ${JSON.stringify(probe.want()).slice(0, 200)}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
       }
     }
   }

@@ -7,7 +7,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { routes } from '#functions/routes.ts';
+import { routes } from '#shared/routes.ts';
 import { EVENT_NAMES } from '#shared/events/names.ts';
 import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
 import { WaCrmClient } from '#shared/client/index.ts';
@@ -85,7 +85,10 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/funnel/v1/stages'].post.requestBody.content['application/json'].schema.required).toContain('name');
     expect(doc.paths['/media/v1'].post.requestBody.content).toHaveProperty('multipart/form-data');
     const sendBody = doc.paths['/messages/v1'].post.requestBody.content['application/json'];
-    expect(sendBody.schema.required).toEqual(['to']);
+    expect(sendBody.schema.anyOf.map((o: any) => [o.title, o.required])).toEqual([['Message', ['to']], ['Read receipt', ['messaging_product', 'status', 'message_id']]]);
+    expect(doc.paths['/{version}/{id}/messages'].post.requestBody.content['application/json']).toEqual(sendBody);
+    expect(doc.paths['/{version}/{id}/messages'].post.responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/GraphError' });
+    expect(doc.paths['/{version}/{id}/messages'].post.parameters[0]).toMatchObject({ name: 'version', in: 'path', schema: { pattern: expect.any(String) } });
     expect(Object.keys(sendBody.examples)).toEqual(expect.arrayContaining(['text', 'upstream', 'image', 'template', 'location', 'reaction']));
     expect(doc.paths['/segments/{id}/members'].post.requestBody.content['application/json'].schema.required).toEqual(['action']);
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });

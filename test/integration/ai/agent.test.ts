@@ -12,6 +12,9 @@ import { ProviderError } from '#shared/ai/providers/provider.ts';
 import { startAiResponder } from '#infra/local/sandbox/ai-responder.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
 import { recordingPorts } from '../../support/ai.ts';
+
+// The deployment allows the model this file's business chooses (shared/ai/models.ts reads it on every use).
+process.env.AI_ALLOWED_MODELS = 'pirate-1';
 import { putConversation, putMessage } from './fixtures.ts';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
 
@@ -59,6 +62,23 @@ describe('the AI agent', () => {
     expect(requests[0].turns).toEqual([{ role: 'user', content: 'hola, do you ship to Mexico?' }]);
     expect(requests[0].system).toMatch(/assistant/);
     expect(await replyMarker(tenant.businessId, job.messageId)).toMatchObject({ status: 'replied' });
+  });
+
+  it("marks the customer's message read with typing before asking the model, and answers even when that fails", async () => {
+    // Prepare
+    const job = await inbound('¿tienen talla M?');
+    const { ports: p, steps } = ports();
+    const failing = ports({ acknowledge: async () => { throw new Error('upstream down'); } });
+
+    // Act
+    const outcome = await handleAiJob(job, p);
+    const second = await handleAiJob(await inbound('¿y talla L?'), failing.ports);
+
+    // Assess
+    expect(outcome).toBe('replied');
+    expect(steps).toEqual([`read:${job.messageId}`, 'model']);
+    expect(second).toBe('replied');
+    expect(failing.sent).toHaveLength(1);
   });
 
   it('uses the business system prompt and model, and the conversation history', async () => {

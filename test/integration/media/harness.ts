@@ -45,7 +45,7 @@ export async function invokeMultipart(
 }
 
 export async function invokeRaw(routeKey: string, apiKey: string, raw: Buffer, contentType: string, params?: Record<string, string>) {
-  const { routes } = await import('#functions/routes.ts');
+  const { routes } = await import('#shared/routes.ts');
   const route = routes.find((r) => `${r.method} ${r.path}` === routeKey)!;
   const mod = await import(`../../../functions/${route.handler}.ts`);
   let path = route.path;

@@ -323,6 +323,56 @@ describe('POST /messages/v1: templates', () => {
     expect(denied.body).toMatchObject({ code: 'MEDIA_PERMISSION_DENIED', hint: expect.any(String) });
   });
 
+  it('checks a header media id against this service\'s own upload record: expired → 400 media_expired, another number\'s → 403', async () => {
+    // Prepare: both ids are readable upstream by the sending number; only the service's records tell what is wrong.
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const { putMedia } = await import('#shared/media/repository.ts');
+    const record = (mediaId: string, phoneNumberId: string, expiresAt: string) => putMedia({
+      businessId: t.businessId, mediaId, phoneNumberId, type: 'image', mimeType: 'image/jpeg', fileSize: 4, s3Key: `k/${mediaId}`, createdAt: new Date().toISOString(), expiresAt,
+    });
+    const expired = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.from('jpeg'), 'image/jpeg');
+    const otherNumber = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.from('jpeg'), 'image/jpeg');
+    await record(expired.id, t.phoneNumberId, new Date(Date.now() - 1000).toISOString());
+    await record(otherNumber.id, '100000000000998', new Date(Date.now() + 86_400_000).toISOString());
+    const base = { to, type: 'template', templateName: 'promo_header', template_parameters: ['Ana'] };
+    const full = (mediaId: string) => ({ to, type: 'template', template: { name: 'promo_header', language: { code: 'es_MX' }, components: [
+      { type: 'header', parameters: [{ type: 'image', image: { id: mediaId } }] }, { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
+    ] } });
+
+    // Act
+    const answers = [
+      await h.send(t.apiKey, { ...base, header_media: { type: 'image', media_id: expired.id } }),
+      await h.send(t.apiKey, full(expired.id)),
+      await h.send(t.apiKey, { ...base, header_media: { type: 'image', url: otherNumber.id } }),
+      await h.send(t.apiKey, full(otherNumber.id)),
+    ];
+
+    // Assess
+    expect(answers.map((r) => [r.status, r.body.error])).toEqual([
+      [400, 'media_expired'], [400, 'media_expired'], [403, 'media_permission_denied'], [403, 'media_permission_denied'],
+    ]);
+    expect(await h.sent(to)).toEqual([]);
+  });
+
+  it('refuses header links to metadata, IPv4-compatible or non-http addresses with 400 invalid_media_link, in the shortcut and the full form, before anything goes upstream', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    // The full form's schema already refuses a link that is not http(s) (validation_error); addresses are for the template path.
+    const links: [string, string][] = [
+      ['http://169.254.169.254/latest/x.jpg', 'invalid_media_link'], ['http://[::a9fe:a9fe]/x.jpg', 'invalid_media_link'],
+      ['http://[::127.0.0.1]/x.jpg', 'invalid_media_link'], ['file:///etc/passwd', 'validation_error'], ['ftp://example.com/x.jpg', 'validation_error'],
+    ];
+    for (const [link, fullFormError] of links) {
+      const shortcut = await h.send(t.apiKey, { to, type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: link } });
+      const full = await h.send(t.apiKey, { to, type: 'template', template: { name: 'promo_header', language: { code: 'es_MX' }, components: [
+        { type: 'header', parameters: [{ type: 'image', image: { link } }] }, { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
+      ] } });
+      expect([link, shortcut.status, shortcut.body.error, full.status, full.body.error]).toEqual([link, 400, 'invalid_media_link', 400, fullFormError]);
+    }
+    expect(await h.sent(to)).toEqual([]);
+  });
+
   it('refuses promo_header without its image header', async () => {
     const t = await h.newTenant();
     const res = await h.send(t.apiKey, { to: randomPhone(), type: 'template', templateName: 'promo_header', template_parameters: ['Ana'] });

@@ -80,10 +80,14 @@ describe('sandbox Graph API', () => {
     expect(res.body.error.code).toBe(code);
   });
 
-  it('knows the four templates, their placeholders and quick-reply payloads', async () => {
+  it('knows its templates (those of decisions.md and the shapes of Meta\'s examples) and refuses others with 132000', async () => {
     const res = await graph('GET', '/waba-1/message_templates');
     expect(res.status).toBe(200);
-    expect(res.body.data.map((t: any) => [t.name, t.language])).toEqual([['hello_world', 'en_US'], ['order_update', 'es_MX'], ['promo_header', 'es_MX'], ['reminder_buttons', 'es_MX']]);
+    expect(res.body.data.map((t: any) => [t.name, t.language])).toEqual([
+      ['hello_world', 'en_US'], ['order_update', 'es_MX'], ['promo_header', 'es_MX'], ['reminder_buttons', 'es_MX'],
+      ['sample_shipping_confirmation', 'en_US'], ['sample_purchase_feedback', 'en_US'], ['sample_purchase_buttons', 'en_US'],
+      ['sample_flow_signup', 'en_US'], ['intro_catalog_offer', 'en_US'], ['sample_issue_resolution', 'en_US'],
+    ]);
     const unknown = await graph('POST', '/111000111000111/messages', { messaging_product: 'whatsapp', to: '+5215500000003', type: 'template', template: { name: 'nope', language: { code: 'es_MX' } } });
     expect(unknown.body.error.code).toBe(132000);
   });

@@ -26,9 +26,11 @@ it('shows the model only the answering business\'s prompt and history, and ignor
   await updateAiSettings(b.businessId, { debounceSeconds: 0 });
   const aConversation = await putConversation(a.businessId);
   await putMessage(a.businessId, aConversation, 'inbound', `my card is ${secret}`);
-  const aMessage = await putMessage(a.businessId, aConversation, 'inbound', `and my address is ${secret}`);
   const bConversation = await putConversation(b.businessId);
   const bMessage = await putMessage(b.businessId, bConversation, 'inbound', 'hola, ¿tienen envíos?');
+  // A's newest message comes after B's: the forged job naming it is the newest news of B's conversation,
+  // so only the check that the message belongs to B's conversation can stop it.
+  const aMessage = await putMessage(a.businessId, aConversation, 'inbound', `and my address is ${secret}`);
   const job = (businessId: string, conversationId: string, m: { id: string; createdAt: string }): AiJob => ({ businessId, conversationId, messageId: m.id, receivedAt: m.createdAt });
 
   // Act: B's real job, then forged jobs mixing B's business with A's conversation and message.
@@ -43,9 +45,9 @@ it('shows the model only the answering business\'s prompt and history, and ignor
   expect(real.sent).toEqual([expect.objectContaining({ businessId: b.businessId, conversationId: bConversation })]);
   expect(JSON.stringify(real.requests)).not.toContain(secret);
   expect(JSON.stringify(real.sent)).not.toContain(secret);
-  expect(crossConversation).not.toBe('replied');
-  expect(['replied', 'duplicate', 'nothing_to_answer', 'superseded']).toContain(crossMessage);
-  expect(JSON.stringify(forged.requests)).not.toContain(secret);
-  expect(forged.sent.filter((s) => s.conversationId === aConversation || s.text.includes(secret))).toEqual([]);
+  expect(crossConversation).toBe('nothing_to_answer');
+  expect(crossMessage).toBe('nothing_to_answer');
+  expect(forged.requests).toEqual([]);
+  expect(forged.sent).toEqual([]);
   console.log('hardening: isolation: AI agent — model requests and replies of business B carry nothing of business A (3 jobs, 2 forged)');
 });

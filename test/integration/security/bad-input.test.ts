@@ -5,7 +5,7 @@
  * `npm test` runs RUNS_PER_ROUTE per route; `npm run test:stress` runs 1000.
  */
 import fc from 'fast-check';
-import { routes, type Route } from '#functions/routes.ts';
+import { routes, type Route } from '#shared/routes.ts';
 import type { TestTenant } from '../../support/api.ts';
 
 // The fuzzer must meet validation, not the rate limiter: its key gets room (set before config is first read).

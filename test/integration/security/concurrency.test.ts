@@ -6,7 +6,8 @@
  * - a phone number is unique per business (one 201, the rest 409 with the winner's id);
  * - member changes are idempotent (the affected counts add up to the real change);
  * - the rate limiter never admits more than the limit, and every 429 carries the contract's body and headers;
- * - a message's status never moves backwards under concurrent status webhooks, and each move emits one event.
+ * - a message's status never moves backwards under concurrent status webhooks, and each move emits one event;
+ * - simultaneous retries of one failed message put it in front of the customer once (counted at the sandbox).
  */
 import { randomUUID } from 'node:crypto';
 import { startHarness, randomPhone, type Harness } from '../messages/harness.ts';
@@ -303,4 +304,47 @@ describe('message status', () => {
     expect((await h.invoke('GET /messages/v1/{id}', { apiKey: t.apiKey, params: { id: sent.body.data.id } })).body.message.status).toBe('read');
     runs++;
   }, 60_000);
+});
+
+describe('message retry', () => {
+  it('sends a failed message once under N simultaneous retries: one claim wins, the rest answer invalid_state', async () => {
+    // Prepare: a text outside the 24-hour window fails (131047); then the customer writes, so a retry can succeed.
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const failed = await h.send(t.apiKey, { to, content: 'una sola vez' });
+    expect(failed.status).toBe(400);
+    const id = failed.body.data.id;
+    await h.inbound(t.phoneNumberId, to);
+    expect(await h.drain()).toBe(0);
+    const before = (await h.sent(to)).filter((p) => p.text?.body === 'una sola vez').length;
+    h.events(t.businessId);
+
+    // Act
+    const res = await Promise.all(range(N).map(() => h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } })));
+    requests += N;
+
+    // Assess: counted at the upstream, in the table and in the events, not only in the answers. On a loaded
+    // machine a request may outlive the handler's time budget (503, its work carries on): never a second send.
+    const settled = async () => {
+      for (let i = 0; i < 100; i++) {
+        const { Item } = await db.db.send(new lib.GetCommand({ TableName: db.table(), Key: { pk: `B#${t.businessId}`, sk: `MSG#${id}` }, ConsistentRead: true }));
+        if (Item?.status !== 'queued') return Item;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      throw new Error('the retry never settled');
+    };
+    const stored = await settled();
+    expect((await h.sent(to)).filter((p) => p.text?.body === 'una sola vez').length - before).toBe(1);
+    const ok = res.filter((r) => r.status === 200);
+    expect(ok.length).toBeLessThanOrEqual(1);
+    for (const r of res.filter((x) => x.status !== 200)) {
+      if (r.status === 503) expect(r.body).toEqual({ error: 'service_unavailable', message: expect.any(String) });
+      else expect({ status: r.status, body: r.body }).toMatchObject({ status: 400, body: { error: 'invalid_state', message: expect.any(String), data: { id } } });
+    }
+    expect(res.filter((r) => r.status === 400).length).toBeGreaterThanOrEqual(N / 2);
+    expect(stored).toMatchObject({ status: 'sent', retryCount: 1, wamid: expect.stringMatching(/^wamid\./) });
+    if (ok.length === 1) expect(stored!.wamid).toBe(ok[0].body.data.messageId);
+    expect(h.events(t.businessId).filter((e) => e.event === 'message.sent' && e.data?.message_id === id)).toHaveLength(1);
+    runs++;
+  }, 120_000);
 });

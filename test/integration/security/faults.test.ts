@@ -117,6 +117,122 @@ describe('upstream faults', () => {
   }, 30_000);
 });
 
+describe('a send cut off after the upstream accepted it, before its settle write', () => {
+  /** Fails the next write of a sent message (its wamid pointer with its message.sent), as a function dying there would. */
+  const crashSettleOnce = () => {
+    const name = `hardening-settle-crash-${randomUUID()}`;
+    let armed = true;
+    dynamo.middlewareStack.add((next) => async (args) => {
+      const input = JSON.stringify((args as { input?: unknown }).input ?? {});
+      if (armed && input.includes('"TransactItems"') && input.includes('message.sent') && /"type":(\{"S":)?"wamid"/.test(input)) {
+        armed = false;
+        throw Object.assign(new Error('Injected: the function died before the settle write'), { name: 'InjectedCrash' });
+      }
+      return next(args);
+    }, { step: 'initialize', name });
+    return { fired: () => !armed, remove: () => dynamo.middlewareStack.remove(name) };
+  };
+  const subscribe = async (apiKey: string, events: string[]) => {
+    const res = await h.invoke('POST /user-webhooks', { apiKey, body: { name: 'write-ahead', url: `${receiver.url}?k=${randomUUID()}`, events } });
+    expect(res.status).toBe(201);
+    return res.body.data as { id: string; url: string };
+  };
+  const deliveries = (url: string) => receiver.received.filter((r) => url.endsWith(r.url)).map((r) => JSON.parse(r.body) as { event: string; data: Record<string, any> });
+  const accepted = async (to: string) => (await h.sandboxCall('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}&detail=1`)).body as { wamid: string; payload: Record<string, any> }[];
+  const getMessage = async (apiKey: string, id: string) => (await h.invoke('GET /messages/v1/{id}', { apiKey, params: { id } })).body.message;
+
+  it('an idempotent repeat sends nothing more; the status webhook settles it sent with its wamid; one message.sent', async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const hook = await subscribe(t.apiKey, ['message.sent']);
+    const to = randomPhone();
+    const key = randomUUID();
+    const crash = crashSettleOnce();
+
+    // Act: the upstream accepts, the settle write never happens.
+    let first;
+    try {
+      first = await h.send(t.apiKey, template(to), { 'idempotency-key': key });
+    } finally {
+      crash.remove();
+    }
+
+    // Assess: the client saw a 5xx; the upstream has one message, which names the recorded message.
+    expect(crash.fired()).toBe(true);
+    expect(first.status).toBe(500);
+    const out = await accepted(to);
+    expect(out).toHaveLength(1);
+    const messageId = out[0].payload.biz_opaque_callback_data as string;
+    expect(await getMessage(t.apiKey, messageId)).toMatchObject({ id: messageId, status: 'queued', wamid: null });
+
+    // Act: the client repeats with the same key while nothing settled the send.
+    const repeat = await h.send(t.apiKey, template(to), { 'idempotency-key': key });
+
+    // Assess: refused as in progress, nothing sent again.
+    expect(repeat.status).toBe(409);
+    expect(repeat.body).toMatchObject({ error: 'idempotency_in_progress' });
+    expect(await accepted(to)).toHaveLength(1);
+
+    // Act: the upstream's status webhook for the message arrives.
+    await h.status(out[0].wamid, 'delivered');
+    await queues.idle(30_000);
+
+    // Assess: sent (then delivered) with the upstream's wamid; the repeat now answers with that message; one event.
+    expect(await getMessage(t.apiKey, messageId)).toMatchObject({ status: 'delivered', wamid: out[0].wamid, sentAt: expect.any(String) });
+    const again = await h.send(t.apiKey, template(to), { 'idempotency-key': key });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ messages: [{ id: messageId, wamid: out[0].wamid }], data: { id: messageId } });
+    expect(await accepted(to)).toHaveLength(1);
+    await queues.idle(30_000);
+    const sentEvents = deliveries(hook.url).filter((d) => d.event === 'message.sent');
+    expect(sentEvents).toHaveLength(1);
+    expect(sentEvents[0].data).toMatchObject({ message_id: messageId, wamid: out[0].wamid, status: 'sent' });
+    survived.push('a crash between the upstream answer and the settle write (no duplicate, settled by the status webhook)');
+  }, 60_000);
+
+  it('with the client\'s own callback data the sweep fails the unconfirmed send once; the client\'s value comes back in status events', async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const hook = await subscribe(t.apiKey, ['message.sent', 'message.failed', 'message.delivered']);
+    const to = randomPhone();
+    const crash = crashSettleOnce();
+
+    // Act: cut off after the upstream accepted; the status names the client's value, not the message.
+    let first;
+    try {
+      first = await h.send(t.apiKey, { ...template(to), biz_opaque_callback_data: 'pedido-42' });
+    } finally {
+      crash.remove();
+    }
+    expect(first.status).toBe(500);
+    const out = await accepted(to);
+    expect(out.map((o) => o.payload.biz_opaque_callback_data)).toEqual(['pedido-42']);
+    await h.status(out[0].wamid, 'delivered');
+    await queues.idle(30_000);
+    const { sweepPendingSends } = await import('#shared/messages/pending-sweep.ts');
+    expect(await sweepPendingSends(0)).toBeGreaterThanOrEqual(1);
+    expect(await sweepPendingSends(0)).toBe(0);
+    await queues.idle(30_000);
+
+    // Assess: failed as unconfirmed, one message.failed, nothing sent twice.
+    const failed = deliveries(hook.url).filter((d) => d.event === 'message.failed');
+    expect(failed).toHaveLength(1);
+    const messageId = failed[0].data.message_id;
+    expect(await getMessage(t.apiKey, messageId)).toMatchObject({ status: 'failed', error: { code: 'send_unconfirmed' } });
+    expect(await accepted(to)).toHaveLength(1);
+
+    // Act + Assess: a normal send with the client's value; its status event carries the value unchanged.
+    const ok = await h.send(t.apiKey, { ...template(to), biz_opaque_callback_data: 'pedido-43' });
+    expect(ok.status).toBe(200);
+    await h.status(ok.body.messages[0].wamid, 'delivered');
+    await queues.idle(30_000);
+    const delivered = deliveries(hook.url).filter((d) => d.event === 'message.delivered' && d.data.message_id === ok.body.data.id);
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0].data.biz_opaque_callback_data).toBe('pedido-43');
+    survived.push('an unconfirmed send with the client\'s own callback data (failed once by the sweep)');
+  }, 60_000);
+});
+
 describe('DynamoDB throttling', () => {
   /** Throws ProvisionedThroughputExceededException for the next `n` table calls (inside the SDK's retry loop). */
   const throttle = (n: number) => {

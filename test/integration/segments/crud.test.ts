@@ -162,6 +162,49 @@ describe('GET /segments/{id}, PATCH, DELETE', () => {
   });
 });
 
+describe('bounds on segment rules', () => {
+  const cond = (i: number, value = `v${i}`) => ({ field: 'custom_fields.f', operator: 'equals', value });
+  const legacyV1 = (n: number, value?: string) => ({ operator: 'OR', conditions: Array.from({ length: n }, (_, i) => cond(i, value)) });
+  const legacyV2 = (groups: number, perGroup: number) =>
+    ({ version: 2, operator: 'OR', groups: Array.from({ length: groups }, () => ({ operator: 'AND', conditions: Array.from({ length: perGroup }, (_, i) => cond(i)) })) });
+  const v3Custom = (n: number) => ({ version: 3, filters: { custom_fields: Object.fromEntries(Array.from({ length: n }, (_, i) => [`f${i}`, 'x'])) } });
+
+  it.each([
+    ['51 legacy conditions', legacyV1(51), /51 conditions; at most 50/],
+    ['11 legacy v2 groups', legacyV2(11, 1), /11 groups; at most 10/],
+    ['51 conditions over v2 groups', legacyV2(3, 17), /51 conditions; at most 50/],
+    ['21 v3 custom-field entries', v3Custom(21), /21 custom fields; at most 20/],
+    ['9,000 conditions', legacyV1(9000), /too large/],
+    ['rules over 8 KB', legacyV1(45, 'x'.repeat(190)), /too large: \d+ bytes as JSON; at most 8192/],
+  ])('refuses %s in create, update and preview with a rule error, storing nothing', async (_what, rules, message) => {
+    // Prepare
+    const t = await newTenant();
+    const id = (await create(t, { name: 'A', type: 'dynamic', rules: V3_VIP })).body.data.id;
+
+    // Act
+    const created = await create(t, { name: 'Big', type: 'dynamic', rules });
+    const updated = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id }, body: { rules } });
+    const previewed = await invoke('POST /segments/preview', { apiKey: t.apiKey, body: { rules } });
+
+    // Assess
+    for (const res of [created, updated, previewed]) {
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatch(message);
+      expect(res.body.error).toMatch(/Correct the rule and retry\.$/);
+    }
+    const stored = (await invoke('GET /segments', { apiKey: t.apiKey })).body.data;
+    expect(stored.map((s: any) => [s.name, s.rules])).toEqual([['A', V3_VIP]]);
+  });
+
+  it('accepts rules at the bounds: 50 conditions, 10 groups, 20 custom-field entries', async () => {
+    const t = await newTenant();
+    for (const rules of [legacyV1(50), legacyV2(10, 5), v3Custom(20)]) {
+      const res = await create(t, { name: 'At the bound', type: 'dynamic', rules });
+      expect([res.status, res.body.error]).toEqual([201, undefined]);
+    }
+  });
+});
+
 describe('POST /segments/preview, evaluate, usage', () => {
   it('previews v1, v2 and v3 rules with a count and a sample, storing nothing', async () => {
     const t = await newTenant();
@@ -180,7 +223,7 @@ describe('POST /segments/preview, evaluate, usage', () => {
     expect(bad.body.error).toMatch(/unknown filter key.*Correct the rule and retry\.$/);
   });
 
-  it('evaluate recomputes and stores the count; usage lists campaigns and agents', async () => {
+  it('evaluate recomputes and stores the count; usage lists the broadcasts that target the segment, and no agents', async () => {
     const t = await newTenant();
     const id = (await create(t, { name: 'VIPs', type: 'dynamic', rules: V3_VIP })).body.data.id;
     await seedContacts(t.businessId, [contact({ tags: ['vip'] }), contact({ tags: ['vip'] })]);
@@ -194,11 +237,11 @@ describe('POST /segments/preview, evaluate, usage', () => {
     const usage = await invoke('GET /segments/{id}/usage', { apiKey: t.apiKey, params: { id } });
     expect(usage.status).toBe(200);
     expect(usage.body).toEqual({ data: { segmentId: id, campaigns: [], agents: [] } });
-    const { recordSegmentUsage } = await import('#shared/segments/usage.ts');
-    const broadcastId = randomUUID();
-    await recordSegmentUsage(t.businessId, id, 'broadcast', { id: broadcastId, name: 'Black Friday', status: 'scheduled' });
+    const sendAt = new Date(Date.now() + 86_400_000).toISOString();
+    const broadcast = await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body: { name: 'Black Friday', templateName: 'hello_world', language: 'en_US', segment_id: id, send_at: sendAt } });
+    expect(broadcast.status).toBe(201);
     const used = await invoke('GET /segments/{id}/usage', { apiKey: t.apiKey, params: { id } });
-    expect(used.body.data.campaigns).toEqual([{ id: broadcastId, name: 'Black Friday', status: 'scheduled', usedAt: expect.any(String) }]);
+    expect(used.body).toEqual({ data: { segmentId: id, campaigns: [{ id: broadcast.body.data.id, name: 'Black Friday', status: 'scheduled', usedAt: broadcast.body.data.created_at }], agents: [] } });
   });
 
   it('requires contacts:read to read and contacts:write to change', async () => {

@@ -9,7 +9,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
 import type { LocalQueues } from '#infra/local/queues.ts';
 import { startQueues } from '../../support/queues.ts';
-import type { Worker } from '#functions/routes.ts';
+import type { Worker } from '#shared/routes.ts';
 import { commit, newEvent } from '#shared/events/outbox.ts';
 import { dynamo } from '#shared/store/client.ts';
 import { getSubscription } from '#shared/webhooks/subscription-store.ts';

@@ -118,10 +118,11 @@ describe('webhook delivery', () => {
     expect(new Set(ids).size).toBe(1);
     expect(r.received).toHaveLength(4);
     for (const x of r.received) expect(verifyHex(x.body, x.headers['x-webhook-signature'], s.secret)).toBe(true);
-    // Backoff: each gap at least the previous one's base (0.05 s, ×2, -20 % jitter).
+    // Backoff: each gap at least the previous one's base (0.05 s, ×2, -20 % jitter), less 5 ms: the gaps are measured
+    // where the attempts arrive, so one attempt's connection time can shorten the next gap by a few milliseconds.
     const gaps = r.received.slice(1).map((x, i) => x.at - r.received[i].at);
-    expect(gaps[0]).toBeGreaterThanOrEqual(35);
-    expect(gaps[2]).toBeGreaterThanOrEqual(140);
+    expect(gaps[0]).toBeGreaterThanOrEqual(30);
+    expect(gaps[2]).toBeGreaterThanOrEqual(135);
     const list = await deliveries(t, s.id);
     expect(list.data).toHaveLength(1);
     const d = list.data[0];

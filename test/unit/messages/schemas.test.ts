@@ -80,4 +80,31 @@ describe('send request validation', () => {
     expect(() => parseSendRequest({ to, content: 'x', ai: { pause: true, pauseDuration: 1440 } })).not.toThrow();
     expect(parseSendRequest({ to, type: 'template', template: { name: 'r', language: { code: 'es_MX' }, components: [{ type: 'button', sub_type: 'quick_reply', index: 9 }] } }).template.components[0].index).toBe('9');
   });
+
+  it("accepts the Cloud API's shape in upstream style: later interactive kinds, any button sub_type, digits-only recipients, an implied type", () => {
+    const upstream = { messaging_product: 'whatsapp', to: '5215512345678' };
+    expect(parseSendRequest({ ...upstream, type: 'interactive', interactive: { type: 'call_permission_request', body: { text: 'May we call?' }, action: { name: 'call_permission_request' } } }).interactive.type).toBe('call_permission_request');
+    expect(parseSendRequest({ ...upstream, interactive: { type: 'product', action: { catalog_id: '1', product_retailer_id: 'a' } } }).type).toBe('interactive');
+    expect(parseSendRequest({ ...upstream, type: 'text', text: { body: 'hi' } }).to).toBe('+5215512345678');
+    const button = (sub_type: string, parameters: unknown[]) => ({ ...upstream, type: 'template', template: { name: 't', language: { code: 'en_US' }, components: [{ type: 'button', sub_type, index: 0, parameters }] } });
+    expect(() => parseSendRequest(button('copy_code', [{ type: 'coupon_code', coupon_code: 'SAVE10' }]))).not.toThrow();
+    expect(() => parseSendRequest(button('mpm', [{ type: 'action', action: { thumbnail_product_retailer_id: 'x', sections: [] } }]))).not.toThrow();
+    expect(() => parseSendRequest(button('voice_call', []))).not.toThrow();
+    expect(() => parseSendRequest({ ...upstream, type: 'document', document: { link: 'https://example.com/a.pdf' } })).not.toThrow();
+  });
+
+  it.each([
+    ['a coupon code over 15', { messaging_product: 'whatsapp', to, type: 'template', template: { name: 't', language: { code: 'en_US' }, components: [{ type: 'button', sub_type: 'copy_code', index: 0, parameters: [{ type: 'coupon_code', coupon_code: long(16) }] }] } }, 'template.components.0.parameters.0.coupon_code'],
+    ['a product list over 30 products', { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'product_list', header: { type: 'text', text: 'H' }, body: { text: 'B' }, action: { catalog_id: '1', sections: [{ title: 'S', product_items: Array.from({ length: 31 }, (_, i) => ({ product_retailer_id: `p${i}` })) }] } } }, 'interactive.action'],
+    ['an order_details without its reference', { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'order_details', body: { text: 'Pay' }, action: { name: 'review_and_pay', parameters: { type: 'digital-goods' } } } }, 'interactive.action.parameters'],
+    ['an interactive kind that is not a word', { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'Not A Kind', body: { text: 'x' } } }, 'interactive.type'],
+    ['a digits-only recipient in service style', { to: '5215512345678', content: 'hi' }, 'to'],
+  ])('rejects %s naming the field', (_label, body, field) => {
+    expect(Object.keys(detailsOf(body))).toContain(field);
+  });
+
+  it('refuses a message over 64 KB with 413 before looking at its fields', () => {
+    const big = { messaging_product: 'whatsapp', to, type: 'location', location: { latitude: 0, longitude: 0, extra: long(65 * 1024) } };
+    expect(() => parseSendRequest(big)).toThrow(expect.objectContaining({ status: 413, body: expect.objectContaining({ error: 'payload_too_large' }) }));
+  });
 });

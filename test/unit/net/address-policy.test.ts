@@ -26,6 +26,15 @@ describe('address policy', () => {
     expect(checkAddress('224.0.0.1', true).allowed).toBe(false);
   });
 
+  it.each([['::127.0.0.1'], ['[::127.0.0.1]'], ['::a9fe:a9fe'], ['[::a9fe:a9fe]'], ['::8.8.8.8'], ['0:0:0:0:0:0:10.0.0.1'], ['::1:0'], ['::ffff']])(
+    'refuses the IPv4-compatible range ::/96 (%s), even when private targets are allowed',
+    (address) => {
+      // Act / Assess
+      expect(checkAddress(address, false)).toMatchObject({ allowed: false, reason: expect.stringContaining('IPv4-compatible') });
+      expect(checkAddress(address, true).allowed).toBe(false);
+    },
+  );
+
   it('refuses what is not an address and recognises literals', () => {
     expect(checkAddress('example.com', false).allowed).toBe(false);
     expect(isIpLiteral('[::1]')).toBe(true);

@@ -1,7 +1,8 @@
 /**
- * Reading why a TransactWriteItems was cancelled, and retrying optimistic read-modify-write units of work.
- * Contacts carry a `version`, stages their `rank` and slots; a lost race shows as a cancelled transaction
- * (a failed version condition or a TransactionConflict) and the unit of work runs again on fresh reads.
+ * Reading why a TransactWriteItems was cancelled (the one place that reads `CancellationReasons`), and retrying
+ * optimistic read-modify-write units of work. Contacts carry a `version`, funnel stages their `rank` and slots; a
+ * lost race shows as a cancelled transaction (a failed version condition or a TransactionConflict) and the unit
+ * of work runs again on fresh reads.
  */
 import { conflict } from '#shared/http/errors.ts';
 
@@ -13,6 +14,9 @@ export function cancellationCodes(err: unknown): CancelCode[] | undefined {
   if (e?.name !== 'TransactionCanceledException') return undefined;
   return (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
 }
+
+/** True when a cancelled transaction failed one of its conditions: the state was not what the write expected. */
+export const cancelledByCondition = (err: unknown): boolean => cancellationCodes(err)?.includes('ConditionalCheckFailed') ?? false;
 
 /** Thrown by a unit of work to ask for another attempt on fresh reads. */
 export class RetryableConflict extends Error {

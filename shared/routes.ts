@@ -106,6 +106,14 @@ export const routes: Route[] = [
   r('GET', '/user-webhooks/{id}/deliveries', 'http/webhooks/deliveries', 'webhooks:write'),
   r('POST', '/user-webhooks/{id}/deliveries/{deliveryId}/redeliver', 'http/webhooks/redeliver', 'webhooks:write'),
 
+  // Cloud API compatible paths (Graph API style, version vNN.N): Cloud API clients and SDKs use the service by
+  // changing their base URL. Routes with literal segments above win over these, as in API Gateway.
+  r('POST', '/{version}/{id}/messages', 'http/cloud-api/messages', 'messages:write', 'messages', { timeoutSeconds: 29, memoryMb: 512 }),
+  r('POST', '/{version}/{id}/media', 'http/cloud-api/media-upload', 'messages:write', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
+  r('GET', '/{version}/{id}', 'http/cloud-api/media-get', 'messages:read'),
+  r('DELETE', '/{version}/{id}', 'http/cloud-api/media-delete', 'messages:write'),
+  r('GET', '/{version}/{id}/message_templates', 'http/cloud-api/templates', 'messages:read'),
+
   // Broadcasts.
   r('POST', '/broadcasts/v1', 'http/broadcasts/create', 'messages:write'),
   r('GET', '/broadcasts/v1', 'http/broadcasts/list', 'messages:read'),
@@ -120,7 +128,7 @@ const byKey = new Map(routes.map((route) => [routeKey(route.method, route.path),
 
 export const findRoute = (key: string): Route => {
   const route = byKey.get(key);
-  if (!route) throw new Error(`route ${key} is not in functions/routes.ts`);
+  if (!route) throw new Error(`route ${key} is not in shared/routes.ts`);
   return route;
 };
 

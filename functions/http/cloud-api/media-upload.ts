@@ -1,0 +1,29 @@
+/** POST /{version}/{id}/media: the Cloud API's media upload (multipart `messaging_product`, `file`, `type`). */
+import * as v from 'valibot';
+import { endpoint } from '#shared/http/endpoint.ts';
+import { graphPath, requireOwnNumber, toGraphReply } from '#shared/cloud-api/graph.ts';
+import { uploadCloudMedia } from '#shared/cloud-api/media.ts';
+
+export const { handler, spec } = endpoint(
+  {
+    route: 'POST /{version}/{id}/media',
+    summary: 'Cloud API compatible: upload media (multipart messaging_product=whatsapp, file, type=<MIME type>) → { id }',
+    bodyKind: 'multipart',
+    params: graphPath,
+    body: v.looseObject({
+      messaging_product: v.literal('whatsapp', 'messaging_product must be "whatsapp"'),
+      type: v.optional(v.string()),
+      file: v.looseObject({ content: v.instance(Buffer, 'must be a file'), filename: v.optional(v.string()), mimetype: v.optional(v.string()) }, 'is required: a file part named "file"'),
+    }, 'multipart fields messaging_product, file and type are required'),
+    errorReply: toGraphReply,
+    responses: {
+      200: '{ id }: the media id to send with',
+      400: 'Graph error code 100 (missing field, file type or size outside the rules of its media kind)',
+      404: "Graph error code 100: the phone number id is not this business's",
+    },
+  },
+  async ({ auth, body, params }) => {
+    await requireOwnNumber(auth.businessId, params.id, 'POST');
+    return { status: 200, body: await uploadCloudMedia(auth.businessId, body.file, body.type) };
+  },
+);

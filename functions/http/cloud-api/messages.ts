@@ -1,0 +1,35 @@
+/**
+ * POST /{version}/{id}/messages: the Cloud API's send endpoint, for Cloud API clients and SDKs pointed at
+ * this service. The same pipeline as POST /messages/v1 (window, storage, events, idempotency, AI handoff, retry,
+ * rate limits); the answer is the Cloud API's `{ messaging_product, contacts, messages: [{ id }] }`.
+ */
+import { endpoint } from '#shared/http/endpoint.ts';
+import { send } from '#shared/messages/send.ts';
+import { isReadReceipt, markRead } from '#shared/messages/read-receipt.ts';
+import { graphPath, requireOwnNumber, toGraphReply } from '#shared/cloud-api/graph.ts';
+
+export const { handler, spec } = endpoint(
+  {
+    route: 'POST /{version}/{id}/messages',
+    summary: 'Cloud API compatible: send a message (any Cloud API message body) or a read receipt / typing indicator; version vNN.N',
+    params: graphPath,
+    errorReply: toGraphReply,
+    responses: {
+      200: 'Cloud API send result { messaging_product, contacts: [{ input, wa_id }], messages: [{ id: wamid }] }, or { success: true } for a read receipt',
+      400: 'Graph error { error: { message, type, code, error_data: { messaging_product, details }, fbtrace_id } }: code 100 invalid parameter, or the upstream code (131047, 132000...)',
+      401: 'Graph error code 190: API key missing or invalid',
+      404: 'Graph error code 100: the phone number id is not this business\'s',
+      429: 'Graph error code 130429: rate limit',
+    },
+  },
+  async ({ auth, body, headers, params }) => {
+    await requireOwnNumber(auth.businessId, params.id, 'POST');
+    if (isReadReceipt(body)) return { status: 200, body: await markRead(auth.businessId, body) };
+    const idempotencyKey = headers['idempotency-key'];
+    const outcome = await send(auth.businessId, body, { sentBy: 'api', ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+    const result = outcome.body as { contacts: unknown; messages: { id: string; wamid: string | null }[] };
+    // A media send still being prepared (202) has no wamid yet: the service's message id stands for it.
+    const messages = result.messages.map((m) => (m.wamid ? { id: m.wamid } : { id: m.id, message_status: 'accepted' }));
+    return { status: 200, body: { messaging_product: 'whatsapp', contacts: result.contacts, messages } };
+  },
+);

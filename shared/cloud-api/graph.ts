@@ -1,0 +1,95 @@
+/**
+ * The Cloud-API-compatible routes speak the Graph API's language: paths under `/{version}/...` with a version
+ * `vNN.N`, and error bodies `{ error: { message, type, code, error_data: { messaging_product, details }, fbtrace_id } }`
+ * with the HTTP statuses and codes Meta uses. The service's own errors are translated here, in one place.
+ */
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import * as v from 'valibot';
+import { ApiError, notFound } from '#shared/http/errors.ts';
+import { json, type Reply } from '#shared/http/reply.ts';
+import { requirePhoneNumber } from '#shared/messages/send-route.ts';
+import { getBusiness } from '#shared/business/repository.ts';
+
+export const GRAPH_VERSION = /^v\d+\.\d+$/;
+
+/** A Graph error raised by a compatible route itself (already in Meta's terms). */
+export class GraphError extends ApiError {
+  constructor(status: number, code: number, message: string, details: string, type = 'OAuthException') {
+    super(status, { error: 'graph_error', message, graph: { code, type, details } });
+  }
+}
+
+/** Meta's answer for an object the caller may not see, whether it is missing or another account's. */
+export const unknownObject = (id: string, method: string) =>
+  new GraphError(404, 100, `Unsupported ${method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`, `No ${id} for this API key`, 'GraphMethodException');
+
+/** Our error code → Meta's (HTTP status, Graph code, type). Upstream delivery codes (131047...) pass through. */
+function graphTerms(status: number, body: Record<string, any>): { status: number; code: number; type: string } {
+  if (body.graph) return { status, code: body.graph.code, type: body.graph.type };
+  const upstreamCode = Number(body.code);
+  if (Number.isInteger(upstreamCode) && upstreamCode >= 100) return { status: status >= 500 ? 500 : 400, code: upstreamCode, type: 'OAuthException' };
+  if (status === 401) return { status: 401, code: 190, type: 'OAuthException' };
+  if (status === 403) return { status: 403, code: 10, type: 'OAuthException' };
+  if (status === 404) return { status: 404, code: 100, type: 'GraphMethodException' };
+  if (status === 429) return { status: 429, code: 130429, type: 'OAuthException' };
+  if (status === 413 && body.error === 'media_too_large') return { status: 400, code: 131053, type: 'OAuthException' };
+  if (status === 503) return { status: 503, code: 2, type: 'OAuthException' };
+  if (status >= 500) return { status: 500, code: 1, type: 'OAuthException' };
+  return { status: 400, code: 100, type: 'OAuthException' };
+}
+
+const detailsOf = (body: Record<string, any>): string => {
+  if (body.graph) return body.graph.details;
+  if (body.details && typeof body.details === 'object' && !Array.isArray(body.details)) {
+    return Object.entries(body.details as Record<string, unknown>).map(([k, m]) => `${k}: ${Array.isArray(m) ? m.join(', ') : JSON.stringify(m)}`).join('; ');
+  }
+  return String(body.instructions ?? body.action_required ?? body.message ?? body.error ?? '');
+};
+
+/** Any error reply of the service → the Graph error reply Meta would give. */
+export function toGraphReply(reply: Reply, event: APIGatewayProxyEventV2): Reply {
+  if (!isGraphPath(event)) {
+    const unknown = unknownRoute(event);
+    return json(unknown.status, unknown.body, reply.headers);
+  }
+  let body: Record<string, any>;
+  try {
+    body = JSON.parse(String(reply.body ?? '{}'));
+  } catch {
+    body = {};
+  }
+  const terms = graphTerms(reply.statusCode, body);
+  const message = String(body.message ?? body.error ?? 'An unknown error occurred');
+  const { 'content-type': _contentType, ...headers } = reply.headers;
+  return json(terms.status, {
+    error: {
+      message: /^\(#\d+\)/.test(message) ? message : `(#${terms.code}) ${message}`,
+      type: terms.type,
+      code: terms.code,
+      error_data: { messaging_product: 'whatsapp', details: detailsOf(body) },
+      fbtrace_id: event.requestContext?.requestId ?? 'local',
+    },
+  }, headers);
+}
+
+/**
+ * `/{version}/...` with anything but `vNN.N` is not a Graph path (API Gateway routes e.g. `DELETE /team/v1` here):
+ * the service's own 404 for an unknown route, before or after authentication.
+ */
+const isGraphPath = (event: APIGatewayProxyEventV2) => GRAPH_VERSION.test(event.pathParameters?.version ?? '');
+const unknownRoute = (event: APIGatewayProxyEventV2) => notFound(`No route for ${event.requestContext?.http?.method ?? ''} ${event.rawPath}`);
+
+/** The path parameters of every compatible route; a bad version fails here and is answered as an unknown route. */
+export const graphPath = v.object({ version: v.pipe(v.string(), v.regex(GRAPH_VERSION, 'version must be vNN.N')), id: v.string() });
+
+/** The key's business must own the phone number id of the path. */
+export async function requireOwnNumber(businessId: string, phoneNumberId: string, method: string): Promise<void> {
+  const own = await requirePhoneNumber(businessId).catch(() => undefined);
+  if (own?.phoneNumberId !== phoneNumberId) throw unknownObject(phoneNumberId, method);
+}
+
+/** The key's business must own the WhatsApp Business Account id of the path. */
+export async function requireOwnWaba(businessId: string, wabaId: string, method: string): Promise<void> {
+  const business = await getBusiness(businessId);
+  if (!business?.wabaId || business.wabaId !== wabaId) throw unknownObject(wabaId, method);
+}

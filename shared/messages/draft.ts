@@ -1,0 +1,92 @@
+/**
+ * An outbound message on its way: what the send path resolved (number, contact, conversation, payload) and
+ * the stored message and Send result made from it. The lowest module of the send path: the dispatch step, the
+ * media step (shared/media/outbound.ts) and the media worker's finisher all build on it.
+ */
+import type { Conversation } from '#shared/conversations/repository.ts';
+import type { TransactItem } from '#shared/events/outbox.ts';
+import type { UpstreamPayload } from './payload.ts';
+import type { Message, SentBy } from './repository.ts';
+
+export interface OutboundDraft {
+  id: string;
+  businessId: string;
+  phoneNumberId: string;
+  conversation: Conversation;
+  contactId: string;
+  to: string;
+  /** The recipient exactly as the request wrote it (the Send result's `contacts[].input`). */
+  input?: string;
+  messageType: string;
+  payload: UpstreamPayload;
+  metadata?: Record<string, unknown>;
+  sentBy: SentBy;
+  broadcastId?: string;
+  createdAt: string;
+  ai?: { pause?: boolean; pauseDuration?: number; disable?: boolean };
+  /** A reaction to a message the service knows: its current reaction is replaced (or removed by an empty emoji). */
+  reactionTo?: { messageId: string; emoji: string };
+  /** True while `conversation` holds only its id (the fast path reads it only if a settle's conditions need it). */
+  conversationUnread?: boolean;
+  /** A human reply through the API pauses the AI in the conversation until then (AI handoff). */
+  handoffPauseUntil?: string;
+  /**
+   * Conditions the recording transaction checks, so that what the send path looked up without reading it
+   * again (the send route) still holds when the message is recorded.
+   */
+  checks?: TransactItem[];
+}
+
+export interface SendResult {
+  messaging_product: 'whatsapp';
+  contacts: { input: string; wa_id: string }[];
+  messages: { id: string; wamid: string | null }[];
+  data: {
+    id: string;
+    conversationId: string;
+    messageType: string;
+    direction: 'outbound';
+    status: string;
+    createdAt: string;
+    metadata?: Record<string, unknown>;
+  };
+}
+
+const digitsOf = (phone: string) => phone.replace(/\D/g, '');
+
+/** The stored message of an outbound draft, in the given status (queued while it is being sent, failed). */
+export const outboundMessage = (draft: OutboundDraft, now: string, status: Message['status'] = 'queued'): Message => ({
+  id: draft.id,
+  businessId: draft.businessId,
+  conversationId: draft.conversation.id,
+  contactId: draft.contactId,
+  direction: 'outbound',
+  messageType: draft.messageType,
+  status,
+  wamid: null,
+  phoneNumber: draft.to,
+  waId: digitsOf(draft.to),
+  payload: draft.payload,
+  ...(draft.metadata ? { metadata: draft.metadata } : {}),
+  sentBy: draft.sentBy,
+  ...(draft.broadcastId ? { broadcastId: draft.broadcastId } : {}),
+  error: null,
+  createdAt: draft.createdAt,
+  updatedAt: now,
+});
+
+/** The contract's Send result for a message (and the recipient as the request wrote it, when known). */
+export const sendResult = (m: Pick<Message, 'id' | 'conversationId' | 'messageType' | 'status' | 'createdAt' | 'wamid' | 'waId' | 'phoneNumber' | 'metadata'>, input?: string): SendResult => ({
+  messaging_product: 'whatsapp',
+  contacts: [{ input: input ?? m.phoneNumber, wa_id: m.waId || digitsOf(m.phoneNumber) }],
+  messages: [{ id: m.id, wamid: m.wamid }],
+  data: {
+    id: m.id,
+    conversationId: m.conversationId,
+    messageType: m.messageType,
+    direction: 'outbound',
+    status: m.status,
+    createdAt: m.createdAt,
+    ...(m.metadata ? { metadata: m.metadata } : {}),
+  },
+});

@@ -1,0 +1,35 @@
+/** The field schemas every part of a send request is built from (one wording for each kind of issue). */
+import * as v from 'valibot';
+
+export const str = (field: string) => v.string(`${field} must be a string`);
+
+export const nonEmpty = (field: string, max?: number) =>
+  max === undefined
+    ? v.pipe(str(field), v.trim(), v.minLength(1, `${field} must not be empty`))
+    : v.pipe(str(field), v.trim(), v.minLength(1, `${field} must not be empty`), v.maxLength(max, `${field} must be at most ${max} characters`));
+
+export const maxStr = (field: string, max: number) => v.pipe(str(field), v.maxLength(max, `${field} must be at most ${max} characters`));
+
+export const httpUrl = (field: string) =>
+  v.pipe(str(field), v.trim(), v.url(`${field} must be an absolute http(s) URL`), v.check((s) => /^https?:\/\//i.test(s), `${field} must be an http(s) URL`));
+
+export const exactlyOne = (a: string, b: string, type: string) =>
+  v.check((o: any) => (o[a] !== undefined) !== (o[b] !== undefined), `${type} needs exactly one of ${a} or ${b} (they are mutually exclusive)`);
+
+/** A JSON object whose members the Cloud API defines (forwarded as sent). */
+export const object = (field: string) => v.looseObject({}, `${field} must be an object`);
+
+/**
+ * An object told apart by its `type`: the kinds in `known` are checked with their schema, any other kind with
+ * `other` (the Cloud API adds kinds over time; ours forwards them) or refused when `other` is not given.
+ */
+export function byType(field: string, known: Record<string, v.GenericSchema>, other?: v.GenericSchema) {
+  const kinds = Object.keys(known).join(', ');
+  const refuse = v.looseObject({ type: v.picklist(Object.keys(known), `${field}.type must be one of ${kinds}`) });
+  const untyped = v.looseObject({ type: str(`${field}.type`) }, `${field} must be an object with a type`);
+  return v.lazy((input: unknown) => {
+    const type = (input as { type?: unknown } | null)?.type;
+    if (typeof type !== 'string') return untyped;
+    return Object.hasOwn(known, type) ? known[type] : other ?? refuse;
+  });
+}

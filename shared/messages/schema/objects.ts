@@ -1,0 +1,60 @@
+/** The media, location, reaction and contact-card objects of a send request (see RULES.md for whose rule is whose). */
+import * as v from 'valibot';
+import { exactlyOne, httpUrl, maxStr, nonEmpty, object } from './fields.ts';
+
+export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
+export type MediaType = (typeof MEDIA_TYPES)[number];
+
+export const MAX_CAPTION = 1024;
+
+/**
+ * A media message's object. `filenameRequired`: the contract lists a document's filename as required in the
+ * service style; the Cloud API's shape (upstream style) makes it optional.
+ */
+export const media = (type: MediaType, filenameRequired: boolean) => {
+  const caption = type === 'image' || type === 'video' || type === 'document'
+    ? v.optional(maxStr(`${type}.caption`, MAX_CAPTION))
+    : v.optional(v.never(`${type} does not support a caption (only image, video and document do)`));
+  const filename = type !== 'document'
+    ? v.optional(v.never(`filename is only for documents`))
+    : filenameRequired ? nonEmpty('document.filename', 240) : v.optional(nonEmpty('document.filename', 240));
+  return v.pipe(
+    v.looseObject({
+      link: v.optional(httpUrl(`${type}.link`)),
+      id: v.optional(nonEmpty(`${type}.id`, 256)),
+      caption,
+      filename,
+    }, `${type} must be an object with link or id`),
+    exactlyOne('link', 'id', type),
+  );
+};
+
+/** A media object inside a template parameter or an interactive header. */
+export const mediaParam = (type: 'image' | 'video' | 'document') =>
+  v.pipe(v.looseObject({ link: v.optional(httpUrl(`${type}.link`)), id: v.optional(nonEmpty(`${type}.id`, 256)), filename: v.optional(v.string()) }), exactlyOne('link', 'id', type));
+
+export const location = v.looseObject({
+  latitude: v.pipe(v.number('latitude is required and must be a number'), v.finite(), v.minValue(-90, 'latitude must be between -90 and 90'), v.maxValue(90, 'latitude must be between -90 and 90')),
+  longitude: v.pipe(v.number('longitude is required and must be a number'), v.finite(), v.minValue(-180, 'longitude must be between -180 and 180'), v.maxValue(180, 'longitude must be between -180 and 180')),
+  name: v.optional(maxStr('location.name', 1000)),
+  address: v.optional(maxStr('location.address', 1000)),
+}, 'location must be an object with latitude and longitude');
+
+export const reaction = v.looseObject({
+  message_id: nonEmpty('reaction.message_id', 256),
+  // An empty emoji removes the reaction.
+  emoji: v.pipe(v.string('reaction.emoji is required (an empty string removes the reaction)'), v.maxLength(32, 'reaction.emoji must be a single emoji')),
+}, 'reaction must be an object with message_id and emoji');
+
+/** Meta's contact card: `name.formatted_name` required, every other member optional. */
+const contactCard = v.looseObject({
+  name: v.looseObject({ formatted_name: nonEmpty('name.formatted_name', 1000), first_name: v.optional(v.string()), last_name: v.optional(v.string()) }, 'name.formatted_name is required'),
+  phones: v.optional(v.array(v.looseObject({ phone: v.optional(nonEmpty('phone')), type: v.optional(v.string()), wa_id: v.optional(v.string()) }))),
+  emails: v.optional(v.array(v.looseObject({ email: v.optional(v.pipe(v.string(), v.email('email must be an email address'))), type: v.optional(v.string()) }))),
+  urls: v.optional(v.array(v.looseObject({ url: v.optional(v.string()), type: v.optional(v.string()) }))),
+  addresses: v.optional(v.array(object('address'))),
+  org: v.optional(object('org')),
+  birthday: v.optional(v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/, 'birthday must be YYYY-MM-DD'))),
+});
+
+export const contacts = v.pipe(v.array(contactCard, 'contacts must be an array of contact cards'), v.minLength(1, 'contacts needs at least one contact card'));

@@ -1,0 +1,97 @@
+/**
+ * Template sends: the full `template` object (Cloud API shape) and the service's shortcut fields. Component and
+ * parameter kinds follow Meta's reference; the contract's own rules are the button index 0-9 and the URL button's
+ * single text parameter (placeholder counts are checked against the approved template in shared/templates).
+ */
+import * as v from 'valibot';
+import { byType, nonEmpty, object, str } from './fields.ts';
+import { mediaParam } from './objects.ts';
+
+/** A parameter whose value is an object the Cloud API defines (`action`, `product`, `limited_time_offer`...). */
+const objectParam = (type: string) => v.looseObject({ type: v.literal(type), [type]: object(type) });
+
+const textParam = v.looseObject({ type: v.literal('text'), text: v.pipe(v.string('text is required'), v.minLength(1, 'text must not be empty'), v.maxLength(32768)) });
+
+/** Parameter kinds of Meta's reference, in any component. */
+const parameters: Record<string, v.GenericSchema> = {
+  text: textParam,
+  currency: v.looseObject({
+    type: v.literal('currency'),
+    currency: v.looseObject({
+      fallback_value: v.string('currency.fallback_value is required'),
+      code: v.pipe(v.string('currency.code is required'), v.regex(/^[A-Z]{3}$/, 'currency.code must be an ISO 4217 code such as MXN')),
+      amount_1000: v.pipe(v.number('currency.amount_1000 must be an integer (amount x 1000)'), v.integer('currency.amount_1000 must be an integer (amount x 1000)')),
+    }),
+  }),
+  date_time: v.looseObject({ type: v.literal('date_time'), date_time: v.looseObject({ fallback_value: v.string('date_time.fallback_value is required') }) }),
+  image: v.looseObject({ type: v.literal('image'), image: mediaParam('image') }),
+  video: v.looseObject({ type: v.literal('video'), video: mediaParam('video') }),
+  document: v.looseObject({ type: v.literal('document'), document: mediaParam('document') }),
+  location: objectParam('location'),
+  payload: v.looseObject({ type: v.literal('payload'), payload: v.pipe(v.string('payload is required'), v.maxLength(256)) }),
+  coupon_code: v.looseObject({ type: v.literal('coupon_code'), coupon_code: nonEmpty('coupon_code', 15) }),
+  action: objectParam('action'),
+  product: objectParam('product'),
+  limited_time_offer: objectParam('limited_time_offer'),
+  tap_target_configuration: v.looseObject({ type: v.literal('tap_target_configuration'), tap_target_configuration: v.union([v.array(object('tap_target_configuration')), object('tap_target_configuration')]) }),
+  order_status: objectParam('order_status'),
+};
+const param = (field: string) => byType(field, parameters);
+/** Meta's own examples give quick-reply buttons `text` parameters of any JSON scalar. */
+const buttonParam = byType('parameter', { ...parameters, text: v.looseObject({ type: v.literal('text'), text: v.union([v.pipe(v.string(), v.maxLength(2000)), v.boolean(), v.number()], 'text must be a string') }) });
+
+/** The contract: index is "0" to "9" (a number is taken as its string). */
+const buttonIndex = v.pipe(
+  v.union([v.string(), v.number()], 'index is required: a string "0" to "9"'),
+  v.transform((x) => String(x)),
+  v.regex(/^[0-9]$/, 'index must be 0-9'),
+);
+
+const button = v.pipe(
+  v.looseObject({
+    type: v.literal('button'),
+    // Meta documents quick_reply, url, catalog (also CATALOG), copy_code, flow, mpm, voice_call...: forwarded as sent.
+    sub_type: v.pipe(str('sub_type'), v.regex(/^[A-Za-z_]{1,40}$/, 'sub_type must be a button kind such as quick_reply, url, catalog, copy_code, flow, mpm or voice_call')),
+    index: buttonIndex,
+    parameters: v.optional(v.array(buttonParam, 'parameters must be an array'), []),
+  }),
+  // The contract: a URL button takes one text parameter (the URL's dynamic suffix).
+  v.check((b) => b.sub_type.toLowerCase() !== 'url' || (b.parameters.length === 1 && (b.parameters[0] as { type?: unknown }).type === 'text'), 'a url button takes exactly one text parameter: the dynamic suffix of the button URL'),
+);
+
+const components: Record<string, v.GenericSchema> = {
+  header: v.looseObject({ type: v.literal('header'), parameters: v.pipe(v.array(param('parameter')), v.maxLength(1, 'a header has one parameter')) }),
+  body: v.looseObject({ type: v.literal('body'), parameters: v.optional(v.array(param('parameter')), []) }),
+  button,
+};
+/** Other component kinds of Meta's reference (carousel, limited_time_offer...) are forwarded as sent. */
+const otherComponent = v.looseObject({ type: v.pipe(str('component type'), v.regex(/^[a-z_]{1,40}$/, 'component type must be header, body, button or another Cloud API component kind')) });
+
+export const fullTemplate = v.looseObject({
+  name: nonEmpty('template.name', 512),
+  language: v.union([
+    v.looseObject({ code: nonEmpty('template.language.code', 15), policy: v.optional(v.literal('deterministic', 'policy must be "deterministic"')) }),
+    v.pipe(nonEmpty('template.language', 15), v.transform((code) => ({ code }))),
+  ], 'template.language must be { code, policy? }'),
+  components: v.optional(v.array(byType('component', components, otherComponent), 'template.components must be an array'), []),
+}, 'template must be an object with name, language and components');
+
+const headerMedia = v.pipe(
+  v.looseObject({
+    type: v.picklist(['image', 'video', 'document'], 'header_media.type is required: image, video or document'),
+    url: v.optional(nonEmpty('header_media.url', 2048)),
+    media_id: v.optional(nonEmpty('header_media.media_id', 256)),
+    filename: v.optional(v.string()),
+  }, 'header_media must be an object'),
+  v.check((h) => h.url !== undefined || h.media_id !== undefined, 'header_media needs url or media_id'),
+);
+
+/** The template members of a send request: the full form or the service's shortcut (contract, "Template messages"). */
+export const templateFields = {
+  template: v.optional(fullTemplate),
+  templateName: v.optional(nonEmpty('templateName', 512)),
+  template_parameters: v.optional(v.array(v.pipe(v.union([v.string(), v.number()], 'template_parameters must be strings'), v.transform(String)), 'template_parameters must be an array of strings')),
+  language: v.optional(nonEmpty('language', 15)),
+  header_media: v.optional(headerMedia),
+  allowButtonIdOverride: v.optional(v.boolean('allowButtonIdOverride must be a boolean')),
+};

@@ -1,0 +1,90 @@
+/**
+ * A Cloud API SDK from npm that this project did not write (@kapso/whatsapp-cloud-api), pointed at the local stack's
+ * base URL with one of our API keys as its access token: its own calls for text, upload + media by id, media info,
+ * download and delete, template list and send, an interactive list, a reply, a reaction and mark-as-read all pass,
+ * and the sandbox receives what the SDK built.
+ */
+import { WhatsAppClient } from '@kapso/whatsapp-cloud-api';
+import { startMessagingStack, randomPhone, type MessagingStack, type Tenant } from '../messages/stack.ts';
+
+let m: MessagingStack;
+beforeAll(async () => {
+  m = await startMessagingStack();
+}, 60_000);
+afterAll(() => m?.stop());
+
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+
+async function chat(): Promise<{ t: Tenant; sdk: WhatsAppClient; to: string; wamid: string; wabaId: string }> {
+  const t = await m.tenant();
+  const to = randomPhone();
+  const { wamid } = await t.inbound(to, 'Hola, ¿qué tienen?');
+  const { getBusiness } = await import('#shared/business/repository.ts');
+  const wabaId = (await getBusiness(t.businessId))!.wabaId!;
+  return { t, sdk: new WhatsAppClient({ baseUrl: m.stack.url, accessToken: t.apiKey, graphVersion: 'v23.0' }), to, wamid, wabaId };
+}
+
+describe('@kapso/whatsapp-cloud-api against the service', () => {
+  it('sends text, a reply, a reaction, an interactive list and a template, and marks the customer message read', async () => {
+    // Prepare
+    const { t, sdk, to, wamid, wabaId } = await chat();
+    const phoneNumberId = t.phoneNumberId;
+
+    // Act
+    const text = await sdk.messages.sendText({ phoneNumberId, to, body: 'Hola, tenemos envíos.' });
+    const reply = await sdk.messages.sendText({ phoneNumberId, to, body: 'Respondiendo a tu mensaje', contextMessageId: wamid });
+    const reaction = await sdk.messages.sendReaction({ phoneNumberId, to, reaction: { messageId: wamid, emoji: '👍' } });
+    const list = await sdk.messages.sendInteractiveList({
+      phoneNumberId, to, bodyText: 'Elige una sucursal', buttonText: 'Ver',
+      sections: [{ title: 'CDMX', rows: [{ id: 'centro', title: 'Centro', description: 'Zócalo' }, { id: 'roma', title: 'Roma' }] }],
+    });
+    const templates = await sdk.templates.list({ businessAccountId: wabaId });
+    const template = await sdk.messages.sendTemplate({ phoneNumberId, to, template: { name: 'hello_world', language: { code: 'en_US' } } });
+    const read = await sdk.messages.markRead({ phoneNumberId, messageId: wamid, typingIndicator: { type: 'text' } });
+
+    // Assess
+    // The last five: the demo's AI agent may have answered the customer before the first send.
+    const sent = (await m.sent(to)).slice(-5);
+    const wamids = (await m.sandbox('GET', `/__sandbox/sent?detail=1&to=${encodeURIComponent(to)}`)).body.slice(-5).map((x: any) => x.wamid);
+    expect([text, reply, reaction, list, template].map((r: any) => r.messages[0].id)).toEqual(wamids);
+    expect(text.contacts).toEqual([{ input: to, wa_id: to.slice(1) }]);
+    expect(sent.map((p: any) => p.type)).toEqual(['text', 'text', 'reaction', 'interactive', 'template']);
+    expect(sent[1]).toMatchObject({ context: { message_id: wamid }, text: { body: 'Respondiendo a tu mensaje' } });
+    expect(sent[2].reaction).toEqual({ message_id: wamid, emoji: '👍' });
+    expect(sent[3].interactive).toMatchObject({ type: 'list', action: { button: 'Ver', sections: [{ title: 'CDMX', rows: [{ id: 'centro' }, { id: 'roma' }] }] } });
+    expect((templates as any).data.map((x: any) => x.name)).toContain('hello_world');
+    expect(read).toEqual({ success: true });
+    expect((await m.sandbox('GET', '/__sandbox/reads')).body).toEqual(expect.arrayContaining([expect.objectContaining({ messageId: wamid, typingIndicator: { type: 'text' } })]));
+  }, 60_000);
+
+  it('uploads media, sends it by id, reads its info, downloads it and deletes it', async () => {
+    // Prepare
+    const { t, sdk, to } = await chat();
+    const phoneNumberId = t.phoneNumberId;
+
+    // Act
+    const uploaded = await sdk.media.upload({ phoneNumberId, type: 'image/png', file: new Blob([PNG], { type: 'image/png' }), fileName: 'dot.png' });
+    const image = await sdk.messages.sendImage({ phoneNumberId, to, image: { id: uploaded.id, caption: 'Nuestro catálogo' } });
+    const info = await sdk.media.get({ mediaId: uploaded.id, phoneNumberId });
+    const bytes = await sdk.media.download({ mediaId: uploaded.id, phoneNumberId });
+    const deleted = await sdk.media.delete({ mediaId: uploaded.id, phoneNumberId });
+    const again = await fetch(`${m.stack.url}/v23.0/${uploaded.id}`, { headers: { authorization: `Bearer ${t.apiKey}` } });
+
+    // Assess
+    expect(uploaded.id).toMatch(/^\d+$/);
+    expect(image.messages[0].id).toMatch(/^wamid\./);
+    expect((await m.sent(to)).at(-1)).toMatchObject({ type: 'image', image: { id: uploaded.id, caption: 'Nuestro catálogo' } });
+    expect(info).toMatchObject({ messaging_product: 'whatsapp', id: uploaded.id, mime_type: 'image/png', file_size: PNG.length });
+    expect(Buffer.from(bytes as ArrayBuffer)).toEqual(PNG);
+    expect(deleted).toEqual({ success: true });
+    expect(again.status).toBe(404);
+    expect(((await again.json()) as { error: { code: number } }).error.code).toBe(100);
+  }, 60_000);
+
+  it("surfaces the service's refusals as the Graph errors the SDK knows", async () => {
+    const { t, sdk, to } = await chat();
+    const other = await m.tenant();
+    await expect(sdk.messages.sendText({ phoneNumberId: other.phoneNumberId, to, body: 'x' })).rejects.toMatchObject({ httpStatus: 404 });
+    await expect(sdk.messages.sendText({ phoneNumberId: t.phoneNumberId, to: randomPhone(), body: 'x' })).rejects.toMatchObject({ code: 131047 });
+  }, 60_000);
+});

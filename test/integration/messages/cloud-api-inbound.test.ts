@@ -1,0 +1,99 @@
+/**
+ * What the Cloud API sends reaches the service's events unchanged: every field of an incoming message (context,
+ * referral, interactive replies, business-scoped user ids, username) in `message.received`, and every field of a
+ * status (pricing, conversation, errors[].error_data, the client's biz_opaque_callback_data) in the status events.
+ */
+import { signatureOf } from '#shared/upstream/signature.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
+import { startHarness, randomPhone, type Harness } from './harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h?.stop());
+
+/** Posts a Cloud API notification signed with the app secret, as Meta would, and runs the worker on it. */
+async function webhook(phoneNumberId: string, value: Record<string, unknown>) {
+  const raw = JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [{ id: 'waba', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550001234', phone_number_id: phoneNumberId }, ...value } }] }],
+  });
+  const res = await h.invoke('POST /webhooks/upstream', { rawBody: raw, headers: { 'x-hub-signature-256': signatureOf(raw, TEST_UPSTREAM.appSecret) } });
+  expect(res.status).toBe(200);
+  expect(await h.drain()).toBe(0);
+}
+
+describe('inbound webhooks reach message.received unchanged', () => {
+  it('keeps context, referral, an interactive reply, user_id / parent_user_id and username', async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const contacts = [{ profile: { name: 'Ana', username: 'ana.ruiz' }, wa_id: from, user_id: 'US.13491208655302741918', parent_user_id: 'US.ENT.11815799212886844830' }];
+    const message = {
+      from, from_user_id: 'US.13491208655302741918', id: `wamid.${from}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'interactive',
+      context: { from: '15550001234', id: 'wamid.previous' },
+      referral: { source_url: 'https://fb.me/ad', source_id: '120', source_type: 'ad', headline: 'Promo', body: 'Body', media_type: 'image', image_url: 'https://x/y.jpg', ctwa_clid: 'ARA' },
+      interactive: { type: 'list_reply', list_reply: { id: 'centro', title: 'Centro', description: 'Zócalo' } },
+    };
+
+    // Act
+    await webhook(t.phoneNumberId, { contacts, messages: [message] });
+
+    // Assess
+    const received = h.events(t.businessId).find((e) => e.event === 'message.received');
+    expect(received?.data.messages).toEqual([message]);
+    expect(received?.data.contacts).toEqual(contacts);
+  });
+
+  it('keeps an order and a system message', async () => {
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const order = { from, id: `wamid.o${from}`, timestamp: '1700000000', type: 'order', order: { catalog_id: '1', text: 'x', product_items: [{ product_retailer_id: 'a', quantity: 2, item_price: 10, currency: 'USD' }] } };
+    const system = { from, id: `wamid.s${from}`, timestamp: '1700000001', type: 'system', system: { body: 'User changed number', wa_id: '1555', type: 'user_changed_number' } };
+
+    await webhook(t.phoneNumberId, { contacts: [{ profile: { name: 'B' }, wa_id: from }], messages: [order, system] });
+
+    const messages = h.events(t.businessId).filter((e) => e.event === 'message.received').map((e) => e.data.messages[0]);
+    expect(messages).toEqual([order, system]);
+  });
+});
+
+describe('status webhooks reach the status events unchanged', () => {
+  it('carries pricing, conversation and the client\'s biz_opaque_callback_data in message.delivered', async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const to = randomPhone();
+    await h.inbound(t.phoneNumberId, to);
+    expect(await h.drain()).toBe(0);
+    const sent = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'text', text: { body: 'hola' }, biz_opaque_callback_data: 'order-1042' });
+    const wamid = sent.body.messages[0].wamid;
+
+    // Act
+    await h.status(wamid, 'delivered');
+    expect(await h.drain()).toBe(0);
+
+    // Assess
+    const delivered = h.events(t.businessId).find((e) => e.event === 'message.delivered');
+    expect(delivered?.data.biz_opaque_callback_data).toBe('order-1042');
+    expect(delivered?.data.statuses).toEqual([expect.objectContaining({
+      id: wamid, status: 'delivered', biz_opaque_callback_data: 'order-1042',
+      conversation: expect.objectContaining({ id: expect.any(String), origin: { type: 'service' } }),
+      pricing: expect.objectContaining({ pricing_model: 'PMP', category: 'service' }),
+    })]);
+  });
+
+  it('carries errors[].error_data of a failed status in message.failed', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    await h.inbound(t.phoneNumberId, to);
+    expect(await h.drain()).toBe(0);
+    const wamid = (await h.send(t.apiKey, { to, content: 'hola' })).body.messages[0].wamid;
+
+    await h.status(wamid, 'failed', { code: 131026 });
+    expect(await h.drain()).toBe(0);
+
+    const failed = h.events(t.businessId).find((e) => e.event === 'message.failed' && e.data.wamid === wamid);
+    expect(failed?.data.statuses[0].errors).toEqual([{ code: 131026, title: expect.any(String), message: expect.any(String), error_data: { details: expect.any(String) } }]);
+  });
+});
