@@ -35,6 +35,8 @@
  * |   partition per ordering key ('-': none)  |                                                            |
  * | outbox leftovers (the sweep reads shards) | gsi1 OUTBOX#{shard} / {bid}#{orderingKey}#{createdAt}#{id}  |
  * | owner of a webhook subscription id (403)  | pk WHID#{id}          sk WHID                              |
+ * | webhook subscription count; one claim per | pk B#{bid}#WHT sk COUNT; pk B#{bid}#WHT sk T#{sha256 of    |
+ * |   target (URL and events) of a business   |   URL and events}: the cap and no duplicates, under races  |
  * | owner of a contact, stage, conversation or message id (403) | pk OWNER#{kind}#{id} sk OWNER                    |
  * | deliveries of a webhook, newest first     | pk B#{bid}#WH#{id} sk D#{deliveryId} read backwards (the   |
  * |                                           |   ids are time-ordered UUIDv7s: no index to keep up)        |
@@ -134,6 +136,10 @@ export const keys = {
    */
   webhook: (bid: string, webhookId: string): Key => ({ pk: `${biz(bid)}#WHS`, sk: `WH#${webhookId}` }),
   webhooksPk: (bid: string) => `${biz(bid)}#WHS`,
+  /** How many subscriptions a business has (conditional counter: the cap holds under concurrent creates). */
+  webhookCount: (bid: string): Key => ({ pk: `${biz(bid)}#WHT`, sk: 'COUNT' }),
+  /** One subscription per target (URL and events) of a business: a claim written with the subscription, conditionally. */
+  webhookTarget: (bid: string, target: string): Key => ({ pk: `${biz(bid)}#WHT`, sk: `T#${target}` }),
   /** Global pointer id → business, so that another account's subscription answers 403, not 404. */
   webhookOwner: (webhookId: string): Key => ({ pk: `WHID#${webhookId}`, sk: 'WHID' }),
   /** Global pointer record id → business (contacts, funnel stages), so that another account's id answers 403, not 404. */

@@ -3,9 +3,12 @@
  *
  * - Only the head of an ordering lane is sent; a delivery behind it waits (re-queued with a delay) and is
  *   woken as soon as the head is done.
- * - A lane head's first attempt comes with its delivery (and the fan-out's snapshot of the subscription)
- *   in the job and goes straight out; every other job, and any job received a second time, takes a lease
- *   (conditional write), which keeps duplicate jobs from sending the same delivery twice at once.
+ * - A lane head's first attempt comes with its delivery in the job and goes straight out; every other
+ *   job, and any job received a second time, takes a lease (conditional write), which keeps duplicate
+ *   jobs from sending the same delivery twice at once.
+ * - Every attempt is sent with the subscription as it is now (shared/webhooks/current-subscriptions.ts):
+ *   never to a URL the customer replaced, with a secret they rotated, or for a subscription that is
+ *   disabled or deleted; queue messages carry neither URL nor secret.
  * - A delivery checks its lane and the outbox before it is sent: an earlier event of its ordering key
  *   that is still pending (or not yet fanned out) holds it back.
  * - 2xx: delivered. 410: the subscription is disabled. Other statuses, time-outs and network errors are
@@ -18,10 +21,11 @@ import { enqueue } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
 import type { Attempt, Delivery, DeliveryJob, Subscription, SubscriptionTarget } from './model.ts';
-import { createDelivery, type Outcome, recordOutcome, recordOutcomes, withOutcome } from './delivery-store.ts';
+import { createDelivery, type Outcome, recordOutcome, recordOutcomes } from './delivery-store.ts';
 import { claimDelivery, releaseDelivery } from './lease-store.ts';
 import { joinLane, laneFront, leaveLane } from './lane-store.ts';
-import { clearFailing, getSubscription, markFailing, updateSubscription } from './subscription-store.ts';
+import { clearFailing, markFailing, updateSubscription } from './subscription-store.ts';
+import { currentSubscription } from './current-subscriptions.ts';
 import { deliveryJob } from './fanout.ts';
 import { clearEventOutbox, hasEarlierOutboxEvent } from './outbox-store.ts';
 import { nextDelaySeconds } from './retry.ts';
@@ -86,11 +90,9 @@ async function disable(s: Subscription, reason: 'gone' | 'failing'): Promise<voi
 
 /**
  * Runs one job that is not a first attempt carrying its delivery (or that was received before): it
- * claims the delivery (a lease), and a delivery with a lane checks that it heads it. `subscriptions`
- * holds the batch's subscriptions read in one round trip (a missing entry means the subscription was
- * deleted); without it the subscription is read here.
+ * claims the delivery (a lease), and a delivery with a lane checks that it heads it.
  */
-export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<string, Subscription>): Promise<void> {
+export async function processDeliveryJob(job: DeliveryJob): Promise<void> {
   const now = Date.now();
   if (job.notBefore && job.notBefore - now > EARLY_TOLERANCE_MS) {
     await enqueueJob(job, (job.notBefore - now) / 1000);
@@ -142,7 +144,7 @@ export async function processDeliveryJob(job: DeliveryJob, subscriptions?: Map<s
     }
     successor = next?.deliveryId ?? null;
   }
-  const { outcome, after } = await attemptDelivery(d, subscriptions ? subscriptions.get(`${d.businessId}/${d.webhookId}`) : await getSubscription(d.businessId, d.webhookId), now);
+  const { outcome, after } = await attemptDelivery(d, job.subscriptionVersion, now);
   const recorded = await recordOutcome(d, outcome);
   if (job.clearsOutbox) {
     // A lone delivery (its first attempt's worker died): its event's outbox item held the lane until now.
@@ -158,26 +160,16 @@ export const isFirstAttempt = (job: DeliveryJob): boolean => job.delivery !== un
 
 /**
  * Runs the first attempts that the fan-out queued with their deliveries (lane heads, or deliveries
- * without a lane): no read and no lease before the send, and all outcomes recorded together in
- * batched writes (each record replaces the delivery, and a finished one leaves its lane in the same
- * request). A follower the fan-out named after the job was queued may then wait the lane wait once
- * more before it goes; order is never at stake, the follower checks its lane itself.
+ * without a lane): no read of the delivery and no lease before the send, and all outcomes recorded
+ * together in batched writes (each record replaces the delivery, and a finished one leaves its lane in
+ * the same request). A follower the fan-out named after the job was queued may then wait the lane wait
+ * once more before it goes; order is never at stake, the follower checks its lane itself.
  */
-export async function processFirstAttempts(jobs: DeliveryJob[], current: Promise<Map<string, Subscription>>): Promise<void> {
+export async function processFirstAttempts(jobs: DeliveryJob[]): Promise<void> {
   const now = Date.now();
-  const results = await Promise.all(jobs.map(async ({ delivery, clearsOutbox, subscription: snapshot }) => {
-    let d = delivery!;
-    // Sent with the fan-out's snapshot of the subscription while the current one is read.
-    const early = snapshot ? send(d, snapshot, d.attemptCount + 1) : undefined;
-    const s = (await current).get(`${d.businessId}/${d.webhookId}`);
-    let sent = early ? await early : undefined;
-    if (sent && s && s.enabled && (s.secret !== snapshot!.secret || s.url !== snapshot!.url)) {
-      // The subscription changed while the attempt went out (a new secret, a new URL): that attempt is kept
-      // in the history, and the delivery goes again, at once, as the subscription is now.
-      d = withOutcome(d, { status: 'pending', attempt: { ...sent.attempt, error: `superseded: the subscription changed while sending${sent.attempt.error ? ` (${sent.attempt.error})` : ''}` } }, new Date().toISOString());
-      sent = undefined;
-    }
-    return { d, clearsOutbox, ...(await attemptDelivery(d, s, now, sent)) };
+  const results = await Promise.all(jobs.map(async ({ delivery, clearsOutbox, subscriptionVersion }) => {
+    const d = delivery!;
+    return { d, clearsOutbox, ...(await attemptDelivery(d, subscriptionVersion, now)) };
   }));
   await recordOutcomes(results.map(({ d, outcome, clearsOutbox }) => ({ delivery: d, outcome, clearsOutbox })));
   await Promise.all(results.map(async ({ d, outcome, after }) => {
@@ -193,18 +185,18 @@ interface Attempted {
 }
 
 /**
- * Sends one attempt of `d` (unless `sent` is one made already) and decides what comes of it. What must precede the record happens here
- * (a retry's job is queued before the record: a crash in between leaves a job, at worst one attempt
- * too many, never none; a subscription is disabled or marked failing).
+ * Sends one attempt of `d` with its subscription as it is now, and decides what comes of it. What must
+ * precede the record happens here (a retry's job is queued before the record: a crash in between leaves
+ * a job, at worst one attempt too many, never none; a subscription is disabled or marked failing).
  */
-async function attemptDelivery(d: Delivery, s: Subscription | undefined, now: number, sent?: SendResult): Promise<Attempted> {
+async function attemptDelivery(d: Delivery, subscriptionVersion: number | undefined, now: number): Promise<Attempted> {
   const failed = (reason: string, attempt?: Attempt): Attempted => ({ outcome: { status: 'failed', attempt, failureReason: reason } });
-  // (An attempt already made, with the fan-out's snapshot, is recorded even so.)
-  if (!s) return failed('subscription_deleted', sent?.attempt);
-  if (!s.enabled) return failed('subscription_disabled', sent?.attempt);
+  const s = await currentSubscription({ businessId: d.businessId, webhookId: d.webhookId, subscriptionVersion });
+  if (!s) return failed('subscription_deleted');
+  if (!s.enabled) return failed('subscription_disabled');
 
   const attemptNo = d.attemptCount + 1;
-  const result = sent ?? await send(d, s, attemptNo);
+  const result = await send(d, s, attemptNo);
   const failedInRun = attemptNo - (d.runStart ?? 0);
 
   if (result.ok) {

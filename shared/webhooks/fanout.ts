@@ -154,9 +154,12 @@ const IN_FLIGHT_MARGIN_SECONDS = webhookSettings.timeoutMs / 1000 + 5;
 /** Jobs whose serialised delivery stays well inside SQS's 256 KB message limit carry it. */
 const MAX_CARRIED_BYTES = 200_000;
 
-const firstJob = (d: Delivery, s: Subscription): DeliveryJob => {
-  const job: DeliveryJob = { ...deliveryJob(d), delivery: d, subscription: { url: s.url, secret: s.secret } };
-  return Buffer.byteLength(JSON.stringify(job)) <= MAX_CARRIED_BYTES ? job : deliveryJob(d);
+/** A planned delivery's job: its reference and the subscription version the fan-out saw (never its URL or secret). */
+const plannedJob = (p: Planned): DeliveryJob => ({ ...deliveryJob(p.delivery), subscriptionVersion: p.subscription.version });
+
+const firstJob = (p: Planned): DeliveryJob => {
+  const job: DeliveryJob = { ...plannedJob(p), delivery: p.delivery };
+  return Buffer.byteLength(JSON.stringify(job)) <= MAX_CARRIED_BYTES ? job : plannedJob(p);
 };
 
 /**
@@ -175,7 +178,7 @@ async function createAndQueue(planned: Planned[]): Promise<Set<string>> {
   for (const p of planned) perEvent.set(p.delivery.eventId, (perEvent.get(p.delivery.eventId) ?? 0) + 1);
   const firstJobs = new Map(planned.filter((p) => p.head).map((p) => {
     // A repeated fan-out may meet a first attempt still in flight: its deliveries are written and leased as usual.
-    const job = p.mayExist ? deliveryJob(p.delivery) : firstJob(p.delivery, p.subscription);
+    const job = p.mayExist ? plannedJob(p) : firstJob(p);
     if (job.delivery && perEvent.get(p.delivery.eventId) === 1) job.clearsOutbox = true;
     return [ref(p.delivery), job];
   }));
@@ -204,7 +207,7 @@ async function createAndQueue(planned: Planned[]): Promise<Set<string>> {
       // (A predecessor in flight without a record yet refuses the note: this one then polls its lane.)
       let waits = !p.unknownLane && p.after !== undefined;
       if (waits && !predecessorCreated) waits = await setNextInLane({ businessId: d.businessId, webhookId: d.webhookId, deliveryId: p.after! }, d.id);
-      await enqueue('webhook-deliveries', deliveryJob(d), waits ? { delaySeconds: webhookSettings.laneWaitSeconds } : {});
+      await enqueue('webhook-deliveries', plannedJob(p), waits ? { delaySeconds: webhookSettings.laneWaitSeconds } : {});
     })());
   }
   // Sent even when the delivery existed: a crash may have come between its creation and its job

@@ -16,6 +16,11 @@ export interface Subscription {
   failingSince: string | null;
   createdAt: string;
   updatedAt: string;
+  /**
+   * Raised by every write to the subscription. Delivery jobs carry the version the fan-out saw (never
+   * the URL or secret), and a worker's cached copy older than that is read again.
+   */
+  version: number;
 }
 
 export interface Attempt {
@@ -77,11 +82,8 @@ export interface DeliveryJob {
    * attempt also deletes the event's outbox item (which held the key's later events back meanwhile).
    */
   clearsOutbox?: boolean;
-  /**
-   * With `delivery`: where and how the fan-out found the subscription. The first attempt goes out with
-   * it while the worker reads the subscription as it is now, and goes again at once if it changed.
-   */
-  subscription?: SubscriptionTarget;
+  /** The subscription's version when the fan-out read it (shared/webhooks/current-subscriptions.ts). */
+  subscriptionVersion?: number;
 }
 
 /** What a send needs of a subscription. */

@@ -1,6 +1,6 @@
 /** The rules of the webhook subscription endpoints. */
 import { randomUUID } from 'node:crypto';
-import { conflict, forbidden, notFound } from '#shared/http/errors.ts';
+import { badRequest, conflict, forbidden, notFound } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { keys } from '#shared/store/keys.ts';
 import { enqueue } from '#shared/queue/queue.ts';
@@ -8,11 +8,16 @@ import { newEvent } from '#shared/events/outbox.ts';
 import { TEST_EVENT, type Subscription } from './model.ts';
 import type { CreateInput, UpdateInput } from './schemas.ts';
 import { createDelivery, getDelivery, listDeliveries, recordOutcome, reopenDelivery } from './delivery-store.ts';
-import { deleteSubscription, getSubscription, listSubscriptions, putSubscription, subscriptionOwner, updateSubscription } from './subscription-store.ts';
+import {
+  deleteSubscription, getSubscription, listSubscriptions, putSubscription, type Refusal, retargetSubscription, subscriptionOwner, targetHolder,
+  updateSubscription,
+} from './subscription-store.ts';
+import { targetFingerprint } from './target.ts';
 import { newSecret } from './signing.ts';
 import { deliveryJob, newDelivery } from './fanout.ts';
 import { send } from './delivery.ts';
 import { deliveryView, subscriptionView } from './views.ts';
+import { outlastCachedCopies } from './current-subscriptions.ts';
 
 /** 404 for an unknown id, 403 for another account's (as the contract's authentication section says). */
 async function mustGet(bid: string, id: string): Promise<Subscription> {
@@ -22,6 +27,27 @@ async function mustGet(bid: string, id: string): Promise<Subscription> {
   if (owner && owner !== bid) throw forbidden('The webhook subscription belongs to another account');
   throw notFound('Webhook subscription not found');
 }
+
+/**
+ * Subscriptions a business may have. Each event becomes one signed POST per subscription, with up to 9
+ * attempts over 3 days, so without a bound one tenant could turn each event into thousands of requests
+ * at a third party. 16, as Stripe allows per account: enough for every system a business connects.
+ */
+export const MAX_SUBSCRIPTIONS_PER_BUSINESS = 16;
+
+/** Attempts of a guarded write against concurrent changes of the same subscription (each re-reads it). */
+const WRITE_TRIES = 5;
+
+/** 400 past the cap; 409 with the id of the subscription that already has this URL and these events. */
+async function refuse(bid: string, why: Exclude<Refusal, 'changed'>, target: string): Promise<never> {
+  if (why === 'limit_reached') {
+    throw badRequest('limit_reached', `A business may have at most ${MAX_SUBSCRIPTIONS_PER_BUSINESS} webhook subscriptions; delete one first`);
+  }
+  throw conflict('duplicate_webhook', 'A webhook subscription with this URL and these events exists already', { existing_webhook_id: await targetHolder(bid, target) ?? null });
+}
+
+/** The subscription was written by someone else between each read and write (the delivery worker marks failures on it). */
+const changing = () => conflict('concurrent_update', 'The webhook subscription kept changing while it was updated; try again');
 
 export async function createSubscription(bid: string, input: CreateInput) {
   const now = new Date().toISOString();
@@ -38,8 +64,11 @@ export async function createSubscription(bid: string, input: CreateInput) {
     failingSince: null,
     createdAt: now,
     updatedAt: now,
+    version: 1,
   };
-  await putSubscription(s);
+  const target = targetFingerprint(s.url, s.events);
+  const refused = await putSubscription(s, target, MAX_SUBSCRIPTIONS_PER_BUSINESS);
+  if (refused === 'limit_reached' || refused === 'duplicate_target') await refuse(bid, refused, target);
   return { id: s.id, name: s.name, url: s.url, events: s.events, secret: s.secret, createdAt: s.createdAt };
 }
 
@@ -52,28 +81,46 @@ export async function getSubscriptionView(bid: string, id: string) {
 }
 
 export async function updateSubscriptionFields(bid: string, id: string, input: UpdateInput) {
-  const current = await mustGet(bid, id);
-  const now = new Date().toISOString();
-  const fields: Partial<Subscription> = { name: input.name, url: input.url, events: input.events, updatedAt: now };
-  if (input.enabled === true && !current.enabled) Object.assign(fields, { enabled: true, disabledReason: null, disabledAt: null, failingSince: null });
-  if (input.enabled === false && current.enabled) Object.assign(fields, { enabled: false, disabledReason: 'manual', disabledAt: now });
-  const updated = await updateSubscription(bid, id, fields);
-  if (!updated) throw notFound('Webhook subscription not found');
-  return subscriptionView(updated);
+  for (let tries = 1; ; tries++) {
+    const current = await mustGet(bid, id);
+    const now = new Date().toISOString();
+    const fields: Partial<Subscription> = { name: input.name, url: input.url, events: input.events, updatedAt: now };
+    if (input.enabled === true && !current.enabled) Object.assign(fields, { enabled: true, disabledReason: null, disabledAt: null, failingSince: null });
+    if (input.enabled === false && current.enabled) Object.assign(fields, { enabled: false, disabledReason: 'manual', disabledAt: now });
+    const from = targetFingerprint(current.url, current.events);
+    const to = targetFingerprint(input.url ?? current.url, input.events ?? current.events);
+    if (from !== to) {
+      const refused = await retargetSubscription(current, fields, from, to);
+      if (refused === 'changed') {
+        if (tries < WRITE_TRIES) continue;
+        throw changing();
+      }
+      if (refused) await refuse(bid, refused, to);
+    } else if (!(await updateSubscription(bid, id, fields))) throw notFound('Webhook subscription not found');
+    // Deliveries stop going to the old URL, or at all, before the customer is told so.
+    if ((input.url !== undefined && input.url !== current.url) || fields.enabled === false) await outlastCachedCopies();
+    return subscriptionView((await getSubscription(bid, id)) ?? { ...current, ...fields });
+  }
 }
 
 export async function removeSubscription(bid: string, id: string) {
-  await mustGet(bid, id);
-  if (!(await deleteSubscription(bid, id))) throw notFound('Webhook subscription not found');
-  return { success: true, id };
+  for (let tries = 1; ; tries++) {
+    const current = await mustGet(bid, id);
+    const refused = await deleteSubscription(current, targetFingerprint(current.url, current.events));
+    if (refused && tries < WRITE_TRIES) continue;
+    if (refused) throw changing();
+    await outlastCachedCopies();
+    return { success: true, id };
+  }
 }
 
-/** A new secret, effective at once: deliveries read the secret when they are signed, never from a cache. */
+/** A new secret, effective at once: no attempt that starts after the answer is signed with the old one. */
 export async function regenerateSecret(bid: string, id: string) {
   await mustGet(bid, id);
   const secret = newSecret();
   const updated = await updateSubscription(bid, id, { secret, updatedAt: new Date().toISOString() });
   if (!updated) throw notFound('Webhook subscription not found');
+  await outlastCachedCopies();
   return { ...subscriptionView(updated), secret };
 }
 

@@ -4,6 +4,7 @@
  * never be delivered: non-http(s) schemes, credentials in the URL, plain http and loopback, private,
  * link-local or metadata literals in deployed stacks (config.allowPrivateNetworkTargets false).
  */
+import { createHash } from 'node:crypto';
 import { config } from '#shared/config.ts';
 import { checkAddress, isIpLiteral } from '#shared/net/address-policy.ts';
 
@@ -28,4 +29,14 @@ export function targetProblem(raw: string, allowPrivate: boolean = config.allowP
     return 'must not point to a local host name';
   }
   return undefined;
+}
+
+/**
+ * What makes two subscriptions the same target: the URL as parsed (scheme and host case, default port
+ * and the like do not tell URLs apart) and the same set of events. A business may hold one subscription
+ * per target (a second would only double every delivery).
+ */
+export function targetFingerprint(url: string, events: readonly string[]): string {
+  const href = URL.canParse(url) ? new URL(url).href : url;
+  return createHash('sha256').update(JSON.stringify([href, [...new Set(events)].sort()])).digest('base64url');
 }

@@ -3,7 +3,7 @@
  * through the whole pipeline (events queue → fan-out worker → webhook-deliveries queue → delivery worker
  * → signed POST through the SSRF-safe client), beside a bare loop that signs and POSTs the same payloads
  * to the same receiver with the same concurrency (messages in flight per queue).
- * Target: at least 0.7× the bare loop.
+ * Target: at least 0.8× the bare loop (issue 21).
  *
  * The receiver answers after RECEIVER_LATENCY_MS, as a receiver across the internet does (tens of ms);
  * the figure therefore shows what the pipeline's bookkeeping (DynamoDB Local reads and writes for the
@@ -143,7 +143,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
     unit: 'ops/s',
     baseline: median(bare),
     baselineName: 'bare sign + POST loop, same concurrency',
-    target: { minRatio: 0.7 },
+    target: { minRatio: 0.8 },
     note: `pipeline runs: ${pipeline.map((x) => x.toFixed(0)).join(', ')} /s; bare loop: ${bare.map((x) => x.toFixed(0)).join(', ')} /s; ` +
       `${(tableRequests / (n * rounds)).toFixed(1)} DynamoDB requests per delivery (` +
       [...byCommand].sort((a, b) => b[1] - a[1]).map(([c, k]) => `${c.replace(/Command$/, '')} ${(k / (n * rounds)).toFixed(2)}`).join(', ') + ')',

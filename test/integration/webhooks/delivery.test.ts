@@ -8,9 +8,7 @@ import { commit, newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { db, table } from '#shared/store/client.ts';
 import { outboxItemsOf } from '#shared/webhooks/outbox-store.ts';
 import { sweepOutbox } from '#shared/webhooks/sweep.ts';
-import { getSubscription, getSubscriptions, updateSubscription } from '#shared/webhooks/subscription-store.ts';
-import { deliveryJob, newDelivery } from '#shared/webhooks/fanout.ts';
-import { processFirstAttempts } from '#shared/webhooks/delivery.ts';
+import { getSubscription, updateSubscription } from '#shared/webhooks/subscription-store.ts';
 import { startReceiver, verifyHex, verifyStandard, type Receiver, type Received } from './receiver.ts';
 
 let queues: LocalQueues;
@@ -204,28 +202,6 @@ describe('webhook delivery', () => {
     expect(verifyHex(second.body, second.headers['x-webhook-signature'], s.secret)).toBe(false);
     expect(verifyStandard(second, secret2)).toBe(true);
     expect(verifyStandard(second, s.secret)).toBe(false);
-  });
-
-  it('sends a first attempt again, at once, when the secret changed between the fan-out and the send', async () => {
-    // Prepare: a first-attempt job as the fan-out queues it, carrying a snapshot of the subscription taken
-    // before the secret was regenerated.
-    const t = await newTenant();
-    const r = await receiver();
-    const s = await subscribe(t, r.url);
-    const regen = await invoke('POST /user-webhooks/{id}/regenerate-secret', { apiKey: t.apiKey, params: { id: s.id } });
-    const sub = (await getSubscription(t.businessId, s.id))!;
-    const d = newDelivery(newEvent(t.businessId, 'contact.updated', { contact_id: 'snap' }), sub, null);
-
-    // Act
-    await processFirstAttempts([{ ...deliveryJob(d), delivery: d, subscription: { url: r.url, secret: s.secret } }], getSubscriptions([{ businessId: t.businessId, webhookId: s.id }]));
-
-    // Assess: the stale attempt went out, then one signed with the current secret; both are in the history.
-    expect(r.received).toHaveLength(2);
-    expect(verifyHex(r.received[0].body, r.received[0].headers['x-webhook-signature'], s.secret)).toBe(true);
-    expect(verifyStandard(r.received[1], regen.body.data.secret)).toBe(true);
-    const recorded = (await deliveries(t, s.id)).data.find((x: any) => x.id === d.id);
-    expect(recorded.status).toBe('delivered');
-    expect(recorded.attempts.map((a: any) => a.error?.split(':')[0] ?? null)).toEqual(['superseded', null]);
   });
 
   it('delivers an event whose publish was lost (crash after the state change) through the outbox sweep', async () => {
