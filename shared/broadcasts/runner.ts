@@ -108,7 +108,7 @@ async function freeze(b: Broadcast, receiveCount: number): Promise<void> {
   }
   const business = await getBusiness(b.businessId);
   if (!business?.phoneNumberId) {
-    await fail(b, { error: 'account_not_configured', message: 'The messaging account of this business is not configured' });
+    await failBroadcast(b, { error: 'account_not_configured', message: 'The messaging account of this business is not configured' });
     return;
   }
   let recipients;
@@ -116,7 +116,7 @@ async function freeze(b: Broadcast, receiveCount: number): Promise<void> {
     recipients = await freezeAudience(b);
   } catch (err) {
     if (!(err instanceof AudienceUnavailable)) throw err;
-    await fail(b, { error: err.error, message: err.message });
+    await failBroadcast(b, { error: err.error, message: err.message });
     return;
   }
   await putRecipients(b.businessId, b.id, recipients);
@@ -134,7 +134,8 @@ async function freeze(b: Broadcast, receiveCount: number): Promise<void> {
   await enqueueRun(b.businessId, b.id);
 }
 
-async function fail(b: Broadcast, error: BroadcastError): Promise<void> {
+/** Commits `failed` (with `broadcast.failed`) for a running broadcast; a run that had started marks what has not gone out. */
+export async function failBroadcast(b: Broadcast, error: BroadcastError): Promise<void> {
   const failedAt = new Date().toISOString();
   const current = (await getBroadcast(b.businessId, b.id)) ?? b;
   try {
@@ -177,7 +178,7 @@ async function run(businessId: string, id: string): Promise<void> {
       }
       if (pipe.fatal) {
         await pipe.drain();
-        await fail(b, pipe.fatal);
+        await failBroadcast(b, pipe.fatal);
         pipe.fatal = undefined;
         return;
       }
@@ -193,7 +194,7 @@ async function run(businessId: string, id: string): Promise<void> {
     if (pipe?.crash) throw pipe.crash;
     // A send that finished after the last look found the template or the account rejected.
     if (pipe?.fatal) {
-      await fail(pipe.b, pipe.fatal);
+      await failBroadcast(pipe.b, pipe.fatal);
       next = undefined;
     }
     if (next !== undefined) await enqueueRun(businessId, id, next);

@@ -14,6 +14,8 @@ import {
   broadcastCreateItems, getBroadcast, listBroadcasts, listRecipients, transition, updateUsageStatus,
 } from './repository.ts';
 import { cancelStart, scheduleStart } from './scheduler.ts';
+import { failBroadcast } from './runner.ts';
+import { logger } from '#shared/log/logger.ts';
 import { broadcastSettings } from './settings.ts';
 import { broadcastView, recipientView, type Broadcast, type RecipientStatus, type TemplateRequest } from './model.ts';
 import type { CreateBroadcastInput } from './schemas.ts';
@@ -93,8 +95,24 @@ export async function createBroadcast(businessId: string, input: CreateBroadcast
   // so that a deployment without it stores nothing.
   else queueUrl('broadcasts');
   await commit(broadcastCreateItems(b, contactIds));
-  if (!sendAt) await enqueue('broadcasts', { type: 'start', businessId, broadcastId: b.id } satisfies BroadcastMessage);
+  if (!sendAt) await queueStart(b);
   return broadcastView(b);
+}
+
+/**
+ * Queues the start of a stored, running broadcast. When the message cannot be sent, the broadcast is committed
+ * `failed` (nothing went out) and the request answers 503 naming it: it never stays `running` with no run to
+ * move it.
+ */
+async function queueStart(b: Broadcast): Promise<void> {
+  try {
+    await enqueue('broadcasts', { type: 'start', businessId: b.businessId, broadcastId: b.id } satisfies BroadcastMessage);
+  } catch (err) {
+    logger.error('broadcast start could not be queued', { broadcastId: b.id, error: err as Error });
+    const message = 'The broadcast could not be queued to start; nothing was sent. Create it again.';
+    await failBroadcast(b, { error: 'start_failed', message });
+    throw new ApiError(503, { error: 'service_unavailable', message, broadcast_id: b.id });
+  }
 }
 
 async function mustGet(businessId: string, id: string): Promise<Broadcast> {

@@ -20,6 +20,29 @@ const template = { templateName: 'order_update', template_parameters: ['{{contac
 const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
 
 describe('POST /broadcasts/v1', () => {
+  it('answers 503 and leaves the broadcast failed, not running, when its start cannot be queued', async () => {
+    // Prepare: the broadcasts queue's URL names a queue the SQS stand-in does not have
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const url = process.env.QUEUE_URL_BROADCASTS!;
+    process.env.QUEUE_URL_BROADCASTS = `${url}-gone`;
+
+    // Act
+    let res: Awaited<ReturnType<typeof invoke>>;
+    try {
+      res = await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body: { name: 'Lost start', ...template, contact_ids: [randomUUID()] } });
+    } finally {
+      process.env.QUEUE_URL_BROADCASTS = url;
+    }
+
+    // Assess
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ error: 'service_unavailable', message: expect.stringContaining('nothing was sent'), broadcast_id: expect.any(String) });
+    const stored = await invoke('GET /broadcasts/v1/{id}', { apiKey: t.apiKey, params: { id: res.body.broadcast_id } });
+    expect(stored.status).toBe(200);
+    expect(stored.body.data).toEqual(expect.objectContaining({ status: 'failed', error: expect.objectContaining({ error: 'start_failed' }), failed_at: expect.any(String) }));
+    expect(queues.bodies('broadcasts').filter((m) => m.broadcastId === res.body.broadcast_id)).toEqual([]);
+  });
+
   it('creates a broadcast to a contact list, answers 201 with the Broadcast and queues its start', async () => {
     // Prepare
     const t = await newTenant(['messages:write']);
