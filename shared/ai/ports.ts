@@ -11,7 +11,7 @@ import { sendAiText } from './send-reply.ts';
 import { markRead } from '#shared/messages/read-receipt.ts';
 
 export const agentPorts: AgentPorts = {
-  recipient: async (businessId, conversationId) => (await getConversation(businessId, conversationId))?.phoneNumber,
+  recipient: async (businessId, conversationId) => (await getConversation(businessId, conversationId))?.phoneNumber ?? undefined,
   history: conversationHistory,
   send: sendAiText,
   acknowledge: async (businessId, messageId) => {

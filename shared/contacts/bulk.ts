@@ -22,7 +22,7 @@ import { cancellationCodes } from '#shared/store/transact.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 import type { Contact } from './model.ts';
 import { normalizePhone } from './phone.ts';
-import { batchGetContacts, batchGetPhoneClaims, contactPut, newContact, phoneClaim, phoneRelease, type StoredContact } from './repository.ts';
+import { batchGetContacts, batchGetPhoneClaims, contactPut, newContact, identityReleases, phoneClaim, type StoredContact } from './repository.ts';
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { applyFieldPatch, createContact, deleteContact, updateContact, type FieldPatch } from './service.ts';
 import { dedupeTags } from './schemas.ts';
@@ -196,7 +196,7 @@ async function bulkCreate(bid: string, input: unknown[], results: BulkItemResult
 async function createAlone(bid: string, phone: string, fields: v.InferOutput<typeof bulkCreateItem>): Promise<BulkItemResult> {
   try {
     const c = await createContact(bid, { ...fields, phone_number: phone, origin: 'bulk' });
-    return { success: true, contact_id: c.id, phone_number: c.phone_number };
+    return { success: true, contact_id: c.id, phone_number: phone };
   } catch (err) {
     return itemError('create', null, err, { phone_number: phone });
   }
@@ -295,7 +295,7 @@ async function bulkById(bid: string, op: Exclude<BulkOperation, 'create' | 'upda
       const from = c.funnel_stage_id && stages.has(c.funnel_stage_id) ? c.funnel_stage_id : null;
       units.push({
         index,
-        items: [contactPut(bid, next, s.version), phoneRelease(bid, c.phone_number, id)],
+        items: [contactPut(bid, next, s.version), ...identityReleases(bid, c)],
         events: [contactDeleted(bid, next)],
         move: { from, to: null },
         done: ok,

@@ -4,7 +4,13 @@
  */
 export interface Contact {
   id: string;
-  phone_number: string; // E.164, leading '+'
+  /** E.164, leading '+'; null only for a customer who wrote by username and never shared a number (see whatsapp_user_id). */
+  phone_number: string | null;
+  /**
+   * The customer's WhatsApp business-scoped user id (`from_user_id` / `contacts[].user_id` of the Cloud API's
+   * webhooks): present only on a contact that was met by username without a phone number.
+   */
+  whatsapp_user_id?: string;
   name: string | null;
   email: string | null;
   tags: string[];

@@ -6,6 +6,9 @@
  *   conditioned on the version it read, so the projection always matches the record it was computed from.
  * - `CPHONE#{e164}`: the unique phone claim `{ contactId }`, created with `attribute_not_exists` in the same
  *   transaction as the contact; a soft delete releases it so the number can be used again.
+ * - `CUSER#{userId}`: the same claim for a customer known only by their WhatsApp business-scoped user id (they
+ *   wrote by username, without a number).
+ * The two are a contact's identities: `identityClaims` and `identityReleases` write and free whichever it has.
  */
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -27,7 +30,8 @@ export interface StoredContact {
 
 export const toContact = (item: Record<string, any>): Contact => ({
   id: item.id,
-  phone_number: item.phone_number,
+  phone_number: item.phone_number ?? null,
+  ...(item.whatsapp_user_id ? { whatsapp_user_id: item.whatsapp_user_id as string } : {}),
   name: item.name ?? null,
   email: item.email ?? null,
   tags: item.tags ?? [],
@@ -44,10 +48,11 @@ export const toContact = (item: Record<string, any>): Contact => ({
 
 const toStored = (item: Record<string, any>): StoredContact => ({ contact: toContact(item), version: Number(item.version ?? 0) });
 
-export function newContact(fields: Partial<Contact> & { phone_number: string }, now = new Date().toISOString()): Contact {
+export function newContact(fields: Partial<Contact>, now = new Date().toISOString()): Contact {
   return {
     id: randomUUID(),
-    phone_number: fields.phone_number,
+    phone_number: fields.phone_number ?? null,
+    ...(fields.whatsapp_user_id ? { whatsapp_user_id: fields.whatsapp_user_id } : {}),
     name: fields.name ?? null,
     email: fields.email ?? null,
     tags: fields.tags ?? [],
@@ -97,6 +102,31 @@ export const phoneRelease = (bid: string, phone: string, contactId: string): Tra
   },
 });
 
+const userIdClaim = (bid: string, userId: string, contactId: string): TransactItem => ({
+  Put: { TableName: table(), Item: { ...keys.contactUserId(bid, userId), type: 'contactUserId', contactId }, ConditionExpression: 'attribute_not_exists(pk)' },
+});
+
+const userIdRelease = (bid: string, userId: string, contactId: string): TransactItem => ({
+  Delete: {
+    TableName: table(),
+    Key: keys.contactUserId(bid, userId),
+    ConditionExpression: 'attribute_not_exists(pk) OR contactId = :id',
+    ExpressionAttributeValues: { ':id': contactId },
+  },
+});
+
+/** The claims of a new contact's identities (its phone number, or the user id of a customer known by username). */
+export const identityClaims = (bid: string, c: Contact): TransactItem[] => [
+  ...(c.phone_number ? [phoneClaim(bid, c.phone_number, c.id)] : []),
+  ...(c.whatsapp_user_id ? [userIdClaim(bid, c.whatsapp_user_id, c.id)] : []),
+];
+
+/** Frees a deleted contact's identities, so that the number (or the user) can be a contact again. */
+export const identityReleases = (bid: string, c: Contact): TransactItem[] => [
+  ...(c.phone_number ? [phoneRelease(bid, c.phone_number, c.id)] : []),
+  ...(c.whatsapp_user_id ? [userIdRelease(bid, c.whatsapp_user_id, c.id)] : []),
+];
+
 /** The record whatever its state (deleted included), with its version. */
 export async function getStoredContact(bid: string, id: string): Promise<StoredContact | undefined> {
   const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.contact(bid, id), ConsistentRead: true }));
@@ -139,40 +169,49 @@ export async function queryContactItems(bid: string, startKey: Record<string, un
   return { items: (page.Items ?? []).map(toContact), lastKey: page.LastEvaluatedKey };
 }
 
+/** Who a customer is: their phone number (E.164), or, for one who wrote by username only, their business-scoped user id. */
+export type CustomerIdentity = { phone: string } | { userId: string };
+
 /**
- * The contact of a phone number, created (origin `inbound` unless told) when there is none. Race-safe: two
- * concurrent calls for one number create one contact, the loser reads the winner's. Emits `contact.created`.
+ * The contact of a customer, created (origin `inbound` unless told) when there is none. Race-safe: two
+ * concurrent calls for one customer create one contact, the loser reads the winner's. Emits `contact.created`.
  */
-export async function findOrCreateContactByPhone(
+export async function findOrCreateContact(
   businessId: string,
-  phoneE164: string,
+  who: CustomerIdentity,
   opts: { origin?: string; name?: string } = {},
 ): Promise<{ contact: Contact; created: boolean }> {
-  const phone = normalizePhone(phoneE164) ?? `+${phoneE164.replace(/\D/g, '')}`;
+  const claimKey = 'phone' in who ? keys.contactPhone(businessId, who.phone) : keys.contactUserId(businessId, who.userId);
   return optimistic(async () => {
-    const existingId = await findContactIdByPhone(businessId, phone);
+    const { Item } = await db.send(new GetCommand({ TableName: table(), Key: claimKey, ConsistentRead: true }));
+    const existingId = Item?.contactId as string | undefined;
     if (existingId) {
       const existing = await getContact(businessId, existingId);
       if (existing) return { contact: existing, created: false };
       // A claim left without a live contact (never written so by this code): release it and try again.
       await db.send(new DeleteCommand({
         TableName: table(),
-        Key: keys.contactPhone(businessId, phone),
+        Key: claimKey,
         ConditionExpression: 'contactId = :id',
         ExpressionAttributeValues: { ':id': existingId },
       })).catch(() => undefined);
-      throw new RetryableConflict('stale phone claim');
+      throw new RetryableConflict('stale identity claim');
     }
-    const contact = newContact({ phone_number: phone, name: opts.name ?? null, origin: opts.origin ?? 'inbound' });
+    const identity = 'phone' in who ? { phone_number: who.phone } : { whatsapp_user_id: who.userId };
+    const contact = newContact({ ...identity, name: opts.name ?? null, origin: opts.origin ?? 'inbound' });
     try {
-      await commit([contactPut(businessId, contact, null), phoneClaim(businessId, phone, contact.id), ownerPut('contact', contact.id, businessId)], [contactCreated(businessId, contact)]);
+      await commit([contactPut(businessId, contact, null), ...identityClaims(businessId, contact), ownerPut('contact', contact.id, businessId)], [contactCreated(businessId, contact)]);
     } catch (err) {
-      if (cancellationCodes(err)) throw new RetryableConflict('phone claimed concurrently');
+      if (cancellationCodes(err)) throw new RetryableConflict('identity claimed concurrently');
       throw err;
     }
     return { contact, created: true };
   });
 }
+
+/** The contact of a phone number (any common notation of it), created when there is none: see findOrCreateContact. */
+export const findOrCreateContactByPhone = (businessId: string, phone: string, opts: { origin?: string; name?: string } = {}) =>
+  findOrCreateContact(businessId, { phone: normalizePhone(phone) ?? `+${phone.replace(/\D/g, '')}` }, opts) as Promise<{ contact: Contact & { phone_number: string }; created: boolean }>;
 
 /** Records a message in either direction: last_contact_at moves forward only (no event: activity is not an edit). */
 export async function recordContactActivity(businessId: string, contactId: string, atIso: string): Promise<void> {

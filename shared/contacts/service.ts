@@ -11,7 +11,7 @@ import { getStage, stageCountItems } from '#shared/funnel/repository.ts';
 import { contactStageChanged } from '#shared/funnel/events.ts';
 import type { Contact } from './model.ts';
 import { normalizePhone } from './phone.ts';
-import { contactPut, findContactIdByPhone, getStoredContact, newContact, phoneClaim, phoneRelease, queryContactItems } from './repository.ts';
+import { contactPut, findContactIdByPhone, getStoredContact, identityReleases, newContact, phoneClaim, phoneRelease, queryContactItems } from './repository.ts';
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { assertAgentOfBusiness, assignmentChange } from './assignment.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
@@ -135,9 +135,11 @@ export async function updateContact(bid: string, id: string, patch: UpdateContac
 
     const tx = new Tx();
     tx.add('contact', contactPut(bid, next, stored.version));
-    if (next.phone_number !== before.phone_number) {
-      tx.add('phone', phoneClaim(bid, next.phone_number, id));
-      tx.add('oldPhone', phoneRelease(bid, before.phone_number, id));
+    const newPhone = phone !== undefined && phone !== before.phone_number ? phone : undefined;
+    if (newPhone) {
+      tx.add('phone', phoneClaim(bid, newPhone, id));
+      // A customer known by username only has no number to release: their user id stays theirs.
+      if (before.phone_number) tx.add('oldPhone', phoneRelease(bid, before.phone_number, id));
     }
     const events: DomainEvent[] = [];
     if (changed.length > 0) events.push(contactUpdated(bid, next, changed));
@@ -157,8 +159,8 @@ export async function updateContact(bid: string, id: string, patch: UpdateContac
     } catch (err) {
       const failed = tx.failed(err);
       if (!failed) throw err;
-      if (failed.has('phone')) {
-        const owner = await findContactIdByPhone(bid, next.phone_number);
+      if (failed.has('phone') && newPhone) {
+        const owner = await findContactIdByPhone(bid, newPhone);
         if (owner && owner !== id) throw duplicateContact(owner);
       }
       if (failed.has('stageIn')) throw unknownStage();
@@ -178,7 +180,7 @@ export async function deleteContact(bid: string, id: string): Promise<void> {
     // A deleted contact is in no count: it leaves its stage's counter (its record keeps the stage id as history).
     const items = [
       contactPut(bid, next, stored.version),
-      phoneRelease(bid, stored.contact.phone_number, id),
+      ...identityReleases(bid, stored.contact),
       ...stageCountItems(bid, [{ from: from ? from.id : null, to: null }]).items,
     ];
     await commit(items, [contactDeleted(bid, next)]).catch((err) => {

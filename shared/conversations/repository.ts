@@ -21,7 +21,8 @@ export interface Conversation {
   id: string;
   businessId: string;
   contactId: string;
-  phoneNumber: string;
+  /** The customer's number; null for a customer known by username only (see Contact.whatsapp_user_id). */
+  phoneNumber: string | null;
   status: 'open' | 'closed';
   closedAt?: string | null;
   assignedAgentId: string | null;

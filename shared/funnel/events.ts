@@ -24,7 +24,7 @@ export interface StageRef {
 
 export const contactStageChanged = (
   bid: string,
-  contact: { id: string; phone_number: string },
+  contact: { id: string; phone_number: string | null },
   previous: StageRef | null,
   next: StageRef | null,
   movedAt: string,

@@ -78,7 +78,7 @@ export const outboundMessage = (draft: OutboundDraft, now: string, status: Messa
 /** The contract's Send result for a message (and the recipient as the request wrote it, when known). */
 export const sendResult = (m: Pick<Message, 'id' | 'conversationId' | 'messageType' | 'status' | 'createdAt' | 'wamid' | 'waId' | 'phoneNumber' | 'metadata'>, input?: string): SendResult => ({
   messaging_product: 'whatsapp',
-  contacts: [{ input: input ?? m.phoneNumber, wa_id: m.waId || digitsOf(m.phoneNumber) }],
+  contacts: [{ input: input ?? m.phoneNumber ?? '', wa_id: m.waId || digitsOf(m.phoneNumber ?? '') }],
   messages: [{ id: m.id, wamid: m.wamid }],
   data: {
     id: m.id,

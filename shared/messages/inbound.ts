@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { newEvent } from '#shared/events/outbox.ts';
 import { commitWithRetry } from './transact.ts';
 import { enqueue } from '#shared/queue/queue.ts';
-import { findOrCreateContactByPhone, recordContactActivity } from '#shared/contacts/repository.ts';
+import { type CustomerIdentity, findOrCreateContact, recordContactActivity } from '#shared/contacts/repository.ts';
 import { conversationTouch, findOrCreateConversation } from '#shared/conversations/repository.ts';
 import { logger } from '#shared/log/logger.ts';
 import { findByWamid, getMessage, messageOwnerPut, messagePut, wamidPut, type Message } from './repository.ts';
@@ -26,18 +26,31 @@ export const webhookTime = (ts: unknown): string => {
   return Number.isFinite(n) && n > 0 ? new Date(n * 1000).toISOString() : new Date().toISOString();
 };
 
+/**
+ * Who sent an incoming message, as the Cloud API names them: `from` (their number, digits), and `from_user_id`
+ * (their business-scoped user id), with their entry of `value.contacts` (`wa_id` / `user_id`, `profile.name`,
+ * `profile.username`). A customer who writes by username may come with no number at all.
+ */
+function senderOf(value: Record<string, any>, message: Record<string, any>) {
+  const phone = String(message.from ?? '').replace(/\D/g, '');
+  const userId = typeof message.from_user_id === 'string' && message.from_user_id ? message.from_user_id : undefined;
+  const entry = (value.contacts as Record<string, any>[] | undefined)?.find((c) => (phone && String(c.wa_id) === phone) || (userId && c.user_id === userId));
+  const name = entry?.profile?.name ?? entry?.profile?.username;
+  return { phone: phone || undefined, userId, name: typeof name === 'string' && name ? name : undefined };
+}
+
 export async function recordInbound(businessId: string, value: Record<string, any>, message: Record<string, any>): Promise<InboundOutcome> {
   const wamid = String(message.id ?? '');
-  const from = String(message.from ?? '').replace(/\D/g, '');
-  if (!wamid || !from) {
+  const sender = senderOf(value, message);
+  if (!wamid || (!sender.phone && !sender.userId)) {
     logger.warn('inbound message without id or sender ignored', { businessId });
     return { stored: false };
   }
   const known = await findByWamid(wamid);
   if (known) return askAiAgain(known);
 
-  const profileName = (value.contacts as Record<string, any>[] | undefined)?.find((c) => String(c.wa_id) === from)?.profile?.name;
-  const { contact } = await findOrCreateContactByPhone(businessId, `+${from}`, { origin: 'inbound', ...(profileName ? { name: String(profileName) } : {}) });
+  const who: CustomerIdentity = sender.phone ? { phone: `+${sender.phone}` } : { userId: sender.userId! };
+  const { contact } = await findOrCreateContact(businessId, who, { origin: 'inbound', ...(sender.name ? { name: sender.name } : {}) });
   const { conversation } = await findOrCreateConversation(businessId, contact);
 
   const at = webhookTime(message.timestamp);
@@ -52,8 +65,8 @@ export async function recordInbound(businessId: string, value: Record<string, an
     messageType: type,
     status: 'received',
     wamid,
-    phoneNumber: `+${from}`,
-    waId: from,
+    phoneNumber: contact.phone_number,
+    waId: sender.phone ?? null,
     content: message[type] ?? null,
     payload: message,
     createdAt: at,
@@ -63,7 +76,7 @@ export async function recordInbound(businessId: string, value: Record<string, an
   const upstreamFormat = {
     messaging_product: value.messaging_product ?? 'whatsapp',
     metadata: value.metadata,
-    contacts: value.contacts ?? [{ profile: { name: profileName ?? null }, wa_id: from }],
+    contacts: value.contacts ?? [{ profile: { name: sender.name ?? null }, ...(sender.phone ? { wa_id: sender.phone } : { user_id: sender.userId }) }],
     messages: [message],
   };
   try {
@@ -73,8 +86,9 @@ export async function recordInbound(businessId: string, value: Record<string, an
         messagePut(stored),
         messageOwnerPut(stored),
         conversationTouch(conversation, { at, direction: 'inbound' }),
-        // The reply to this customer finds its contact and conversation in one read.
-        routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }),
+        // The reply to this customer finds its contact and conversation in one read (a customer without a number
+        // cannot be written to by number).
+        ...(contact.phone_number ? [routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id })] : []),
       ],
       [newEvent(businessId, 'message.received', { ...upstreamFormat, message_id: stored.id, conversation_id: conversation.id, contact_id: contact.id })],
     );

@@ -26,7 +26,7 @@ export async function resolveReactionTarget(businessId: string, to: string, mess
   }
   if (!target) return { wamid: messageId };
   if (!target.wamid) throw validationError({ 'reaction.message_id': ['the message was never delivered upstream (it has no wamid)'] }, 'The message to react to was not sent');
-  if (target.phoneNumber.replace(/\D/g, '') !== to.replace(/\D/g, '')) {
+  if ((target.phoneNumber ?? '').replace(/\D/g, '') !== to.replace(/\D/g, '')) {
     throw validationError({ 'reaction.message_id': ['the message belongs to another chat: reactions are 1:1, in the chat of the recipient'] }, 'The message to react to is in another chat');
   }
   const at = Date.parse(target.receivedAt ?? target.createdAt);

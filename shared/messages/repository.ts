@@ -29,9 +29,9 @@ export interface Message {
   messageType: MessageType | string;
   status: MessageStatus;
   wamid: string | null;
-  /** The other party, E.164. */
-  phoneNumber: string;
-  waId: string;
+  /** The other party, E.164; null for an inbound message from a customer known by username only. */
+  phoneNumber: string | null;
+  waId: string | null;
   /** The type object (text, image, template...) as sent or received: `payload[messageType]`, derived on read, never stored. */
   content?: unknown;
   /** Outbound: the exact upstream payload, reused by retry. Inbound: the upstream message object. Stored once. */

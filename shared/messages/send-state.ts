@@ -135,7 +135,7 @@ function messageUpdate(s: Settle, status: 'sent' | 'failed', fields: Record<stri
  * Settles the message as sent with its wamid (pointer, event). Returns false when it was settled already
  * (a status webhook got there first, or the sweep): that write, not this one, carried the event.
  */
-export async function settleSent(s: Settle & { wamid: string; waId: string }): Promise<boolean> {
+export async function settleSent(s: Settle & { wamid: string; waId: string | null }): Promise<boolean> {
   const sent: Message = { ...s.message, status: 'sent', wamid: s.wamid, waId: s.waId, sentAt: s.at, updatedAt: s.at, error: null };
   try {
     await commitWithRetry(

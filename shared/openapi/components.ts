@@ -80,7 +80,8 @@ export const schemas: Record<string, unknown> = {
   Contact: obj(
     {
       id: uuid,
-      phone_number: { type: 'string', description: 'international format with a leading +' },
+      phone_number: nullable({ type: 'string', description: 'international format with a leading +; null only for a customer who wrote by username and never shared a number' }),
+      whatsapp_user_id: { type: 'string', description: "the customer's WhatsApp business-scoped user id; present only on a contact known by username, without a number" },
       name: nullable(str),
       email: nullable(str),
       tags: { type: 'array', items: str },

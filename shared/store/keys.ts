@@ -86,6 +86,8 @@ export const keys = {
   contact: (bid: string, contactId: string): Key => ({ pk: biz(bid), sk: `CONTACT#${contactId}` }),
   contactPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'CONTACT#' }),
   contactPhone: (bid: string, e164: string): Key => ({ pk: biz(bid), sk: `CPHONE#${e164}` }),
+  /** The claim of a WhatsApp business-scoped user id (a sender known by username, without a phone number). */
+  contactUserId: (bid: string, userId: string): Key => ({ pk: biz(bid), sk: `CUSER#${userId}` }),
   /** Shard keys of the contact projection (index `shard`). */
   contactShard: (bid: string, shard: number, contactId: string) => ({ spk: `${biz(bid)}#S${shard}`, ssk: contactId }),
   contactShardPk: (bid: string, shard: number) => `${biz(bid)}#S${shard}`,

@@ -18,7 +18,7 @@ export function recordingPorts(responderUrl: string, overrides: Partial<AgentPor
   const steps: string[] = [];
   const provider = new OpenAiCompatibleProvider({ baseUrl: `${responderUrl}/v1`, timeoutMs: 5000, maxTokens: 100 });
   const p: AgentPorts = {
-    recipient: async (bid, cid) => (await getConversation(bid, cid))?.phoneNumber,
+    recipient: async (bid, cid) => (await getConversation(bid, cid))?.phoneNumber ?? undefined,
     history: conversationHistory,
     send: async (businessId, conversationId, to, text) => {
       sent.push({ businessId, conversationId, to, text });

@@ -304,7 +304,7 @@ describe('broadcasts through the local stack', () => {
     // Assess
     expect(crashes).toBe(1);
     expect(done.counts).toMatchObject({ total: 12, sent: 12, failed: 0 });
-    for (const p of people) expect(sentList(await sandboxSent(p.phone_number))).toHaveLength(1);
+    for (const p of people) expect(sentList(await sandboxSent(p.phone_number!))).toHaveLength(1);
     const crashed = (await allRecipients(done.id)).find((r) => r.contact_id === ids[4]);
     expect(crashed).toMatchObject({ status: 'sent', message_id: expect.any(String) });
   });
@@ -330,7 +330,7 @@ describe('broadcasts through the local stack', () => {
       // Late flushes land within a second of the completion: look again after that.
       await new Promise((r) => setTimeout(r, 1500));
       const after = (await api('GET', `/broadcasts/v1/${done.id}`, undefined, tenant.apiKey)).body.data;
-      const copies = await Promise.all(people.map(async (p) => sentList(await sandboxSent(p.phone_number)).length));
+      const copies = await Promise.all(people.map(async (p) => sentList(await sandboxSent(p.phone_number!)).length));
       const recipients = (await api('GET', `/broadcasts/v1/${done.id}/recipients?limit=100`, undefined, tenant.apiKey)).body.data as { status: string }[];
       const byStatus = Object.fromEntries(['sent', 'failed', 'skipped', 'cancelled'].map((s) => [s, recipients.filter((r) => r.status === s).length]));
       return { counts: after.counts, copies, byStatus };

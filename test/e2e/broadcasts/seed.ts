@@ -25,7 +25,7 @@ export function contact(fields: Partial<Contact> = {}): Contact {
 export async function seedContacts(businessId: string, contacts: Contact[]): Promise<Contact[]> {
   const items = contacts.flatMap((c) => [
     { ...keys.contact(businessId, c.id), type: 'contact', businessId, version: 1, ...c, ...(c.deleted_at ? {} : projectionAttributes(businessId, c)) },
-    ...(c.deleted_at ? [] : [{ ...keys.contactPhone(businessId, c.phone_number), type: 'contactPhone', contactId: c.id }]),
+    ...(c.deleted_at ? [] : [{ ...keys.contactPhone(businessId, c.phone_number!), type: 'contactPhone', contactId: c.id }]),
   ]);
   for (let i = 0; i < items.length; i += 25) {
     let requests: any[] | undefined = items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } }));

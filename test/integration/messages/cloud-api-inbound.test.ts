@@ -59,6 +59,42 @@ describe('inbound webhooks reach message.received unchanged', () => {
   });
 });
 
+describe('a customer who writes by username, without a number', () => {
+  it('is stored: one contact known by their user id, one conversation, message.received unchanged; deleting the contact frees the user id', async () => {
+    // Prepare: Meta's shape for a username-only sender (no wa_id, no from)
+    const t = await h.newTenant();
+    const userId = `US.${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+    const contacts = [{ profile: { name: 'Ana', username: 'ana.ruiz' }, user_id: userId }];
+    const now = Math.floor(Date.now() / 1000);
+    const message = (n: number) => ({ from_user_id: userId, id: `wamid.u${n}.${userId}`, timestamp: String(now + n), type: 'text', text: { body: `hola ${n}` } });
+
+    // Act
+    await webhook(t.phoneNumberId, { contacts, messages: [message(1)] });
+    await webhook(t.phoneNumberId, { contacts, messages: [message(2)] });
+
+    // Assess
+    const received = h.events(t.businessId).filter((e) => e.event === 'message.received');
+    expect(received.map((e) => e.data.messages)).toEqual([[message(1)], [message(2)]]);
+    expect(received.map((e) => e.data.contacts)).toEqual([contacts, contacts]);
+    const [first, second] = received.map((e) => e.data);
+    expect(second.contact_id).toBe(first.contact_id);
+    expect(second.conversation_id).toBe(first.conversation_id);
+    const contact = await h.invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: first.contact_id } });
+    expect(contact.status).toBe(200);
+    expect(contact.body.contact).toEqual(expect.objectContaining({ id: first.contact_id, phone_number: null, whatsapp_user_id: userId, name: 'Ana', origin: 'inbound' }));
+    const history = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: first.conversation_id } });
+    expect(history.status).toBe(200);
+    expect(history.body.messages.map((m: any) => m.direction)).toEqual(['inbound', 'inbound']);
+
+    // A deleted contact frees the user id: the customer's next message makes a new contact.
+    expect((await h.invoke('DELETE /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: first.contact_id } })).status).toBe(200);
+    await webhook(t.phoneNumberId, { contacts, messages: [message(3)] });
+    const third = h.events(t.businessId).filter((e) => e.event === 'message.received').at(-1)!.data;
+    expect(third.messages).toEqual([message(3)]);
+    expect(third.contact_id).not.toBe(first.contact_id);
+  });
+});
+
 describe('status webhooks reach the status events unchanged', () => {
   it('carries pricing, conversation and the client\'s biz_opaque_callback_data in message.delivered', async () => {
     // Prepare
