@@ -175,20 +175,19 @@ export async function settleFailed(s: Settle & { error: MessageError }): Promise
   }
 }
 
+/** The condition of every write that closes an attempt: the message is still queued under `attempt` (nobody settled it). */
+const openAttempt = (attempt: string, values: Record<string, unknown> = {}) => ({
+  ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
+  ExpressionAttributeNames: { '#status': 'status' },
+  ExpressionAttributeValues: { ':queued': 'queued', ':attempt': attempt, ...values },
+});
+
 /**
  * Takes back a recording whose send was refused before it went out (the business budget): the message never
  * existed for anyone (no event was written), so it goes, with its marker.
  */
 export const discardItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string): TransactItem[] => [
-  {
-    Delete: {
-      TableName: table(),
-      Key: keys.message(message.businessId, message.id),
-      ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':queued': 'queued', ':attempt': attempt },
-    },
-  },
+  { Delete: { TableName: table(), Key: keys.message(message.businessId, message.id), ...openAttempt(attempt) } },
   markerDelete(message.businessId, message.id),
 ];
 
@@ -199,9 +198,7 @@ export const unclaimItems = (message: Pick<Message, 'businessId' | 'id'>, attemp
       TableName: table(),
       Key: keys.message(message.businessId, message.id),
       UpdateExpression: 'SET #status = :failed, updatedAt = :at REMOVE sendAttempt',
-      ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':queued': 'queued', ':failed': 'failed', ':attempt': attempt, ':at': at },
+      ...openAttempt(attempt, { ':failed': 'failed', ':at': at }),
     },
   },
   markerDelete(message.businessId, message.id),
@@ -214,9 +211,7 @@ export const releaseItems = (message: Pick<Message, 'businessId' | 'id'>, attemp
       TableName: table(),
       Key: keys.message(message.businessId, message.id),
       UpdateExpression: 'SET updatedAt = :at REMOVE sendAttempt',
-      ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':queued': 'queued', ':attempt': attempt, ':at': at },
+      ...openAttempt(attempt, { ':at': at }),
     },
   },
   markerDelete(message.businessId, message.id),
