@@ -191,28 +191,16 @@ export const discardItems = (message: Pick<Message, 'businessId' | 'id'>, attemp
   markerDelete(message.businessId, message.id),
 ];
 
-/** Gives a claimed message back to `failed` (a retry refused by the business budget before it went out). */
-export const unclaimItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] => [
-  {
-    Update: {
-      TableName: table(),
-      Key: keys.message(message.businessId, message.id),
-      UpdateExpression: 'SET #status = :failed, updatedAt = :at REMOVE sendAttempt',
-      ...openAttempt(attempt, { ':failed': 'failed', ':at': at }),
-    },
-  },
+/** Closes the open attempt with `update` and drops its marker. */
+const closeAttempt = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, update: string, values: Record<string, unknown>): TransactItem[] => [
+  { Update: { TableName: table(), Key: keys.message(message.businessId, message.id), UpdateExpression: update, ...openAttempt(attempt, values) } },
   markerDelete(message.businessId, message.id),
 ];
 
+/** Gives a claimed message back to `failed` (a retry refused by the business budget before it went out). */
+export const unclaimItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] =>
+  closeAttempt(message, attempt, 'SET #status = :failed, updatedAt = :at REMOVE sendAttempt', { ':failed': 'failed', ':at': at });
+
 /** Closes an attempt without an outcome: the message stays queued for the media area, which sends it later. */
-export const releaseItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] => [
-  {
-    Update: {
-      TableName: table(),
-      Key: keys.message(message.businessId, message.id),
-      UpdateExpression: 'SET updatedAt = :at REMOVE sendAttempt',
-      ...openAttempt(attempt, { ':at': at }),
-    },
-  },
-  markerDelete(message.businessId, message.id),
-];
+export const releaseItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] =>
+  closeAttempt(message, attempt, 'SET updatedAt = :at REMOVE sendAttempt', { ':at': at });

@@ -7,7 +7,8 @@
  */
 import { jest } from '@jest/globals';
 import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
-import { callWith, freePort, startReceiver } from '../../support/http.ts';
+import { callWith, startReceiver } from '../../support/http.ts';
+import { freePort } from '#infra/local/free-port.ts';
 import { overrideEnv } from '../../support/env.ts';
 
 const ENV = {
