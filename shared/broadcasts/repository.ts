@@ -12,6 +12,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
+import { queryPrefix } from '#shared/store/query.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { segmentUsageItem } from '#shared/segments/usage.ts';
 import { COUNT_NAMES, type Broadcast, type Counts } from './model.ts';
@@ -99,20 +100,8 @@ export async function listBroadcasts(businessId: string, limit: number, startKey
 }
 
 export async function explicitAudience(businessId: string, broadcastId: string): Promise<string[]> {
-  const ids: string[] = [];
-  let lastKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new QueryCommand({
-      TableName: table(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :a)',
-      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':a': keys.broadcastAudienceSkPrefix },
-      ConsistentRead: true,
-      ExclusiveStartKey: lastKey,
-    }));
-    for (const it of page.Items ?? []) ids.push(...(it.contact_ids as string[]));
-    lastKey = page.LastEvaluatedKey;
-  } while (lastKey);
-  return ids;
+  const chunks = await queryPrefix<{ contact_ids: string[] }>(keys.broadcastRecipientsPk(businessId, broadcastId), keys.broadcastAudienceSkPrefix, true);
+  return chunks.flatMap((chunk) => chunk.contact_ids);
 }
 
 /**
