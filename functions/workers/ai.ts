@@ -4,7 +4,7 @@
  * record, which the queue redelivers; a malformed job is logged and dropped, never retried.
  */
 import { processPartialResponse } from '@aws-lambda-powertools/batch';
-import { WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
+import { jsonBody, WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
 import { aiJobSchema, handleAiJob } from '#shared/ai/agent.ts';
@@ -13,13 +13,7 @@ import { logger } from '#shared/log/logger.ts';
 import { recordQueueAges } from '#shared/metrics/metrics.ts';
 
 const recordHandler = async (record: SQSRecord): Promise<void> => {
-  let body: unknown;
-  try {
-    body = JSON.parse(record.body);
-  } catch {
-    body = undefined;
-  }
-  const job = v.safeParse(aiJobSchema, body);
+  const job = v.safeParse(aiJobSchema, jsonBody(record));
   if (!job.success) {
     logger.error('dropping a malformed AI job', { messageId: record.messageId, issues: job.issues.map((i) => i.message) });
     return;

@@ -5,7 +5,7 @@
  */
 import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import { processPartialResponse } from '@aws-lambda-powertools/batch';
-import { WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
+import { jsonBody, WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '#shared/log/logger.ts';
 import { isBroadcastMessage } from '#shared/broadcasts/messages.ts';
@@ -13,12 +13,7 @@ import { handleBroadcastMessage } from '#shared/broadcasts/runner.ts';
 
 
 const record = async (r: SQSRecord): Promise<void> => {
-  let msg: unknown;
-  try {
-    msg = JSON.parse(r.body);
-  } catch {
-    msg = undefined;
-  }
+  const msg = jsonBody(r);
   if (!isBroadcastMessage(msg)) {
     // A malformed message would fail forever: drop it, loudly.
     logger.error('dropping a malformed broadcasts message', { body: r.body.slice(0, 500) });

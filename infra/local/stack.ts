@@ -6,7 +6,7 @@
  * The environment is set before any service module is imported, because shared/config.ts reads it once. It is
  * the environment a deployed function gets, with local endpoints: service code takes no local branch.
  */
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from './free-port.ts';
 import type { LocalQueues } from './queues.ts';
 import { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX, SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
 
@@ -41,15 +41,6 @@ export interface LocalStack {
   stop: () => Promise<void>;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stops: (() => Promise<void>)[] = [];

@@ -4,19 +4,9 @@
  * ports `npm run sam:env` assumes. Ctrl-C stops all of it.
  */
 import { startLocalStack } from './stack.ts';
+import { localPorts } from './ports.ts';
 
-const port = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-
-const stack = await startLocalStack({
-  port: port('PORT', 3000),
-  sandboxPort: port('SANDBOX_PORT', 3001),
-  dynamodbPort: port('DYNAMODB_PORT', 8000),
-  s3Port: port('S3_PORT', 4569),
-  sqsPort: port('SQS_PORT', 9324),
-  secretsManagerPort: port('SECRETS_MANAGER_PORT', 9325),
-  schedulerPort: port('SCHEDULER_PORT', 9326),
-  demo: true,
-});
+const stack = await startLocalStack({ ...localPorts(), demo: true });
 
 console.log(`
 WhatsApp CRM service is running locally.

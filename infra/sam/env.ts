@@ -14,6 +14,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { localPorts } from '../local/ports.ts';
 
 type Template = { Resources: Record<string, { Type: string; Properties?: any; Metadata?: Record<string, unknown> }> };
 
@@ -104,14 +105,15 @@ const main = () => {
   });
   const env = process.env;
   const host = values.host!;
+  const ports = localPorts();
   const local: LocalStack = {
     host,
-    dynamodbPort: Number(env.DYNAMODB_PORT ?? 8000),
-    s3Port: Number(env.S3_PORT ?? 4569),
-    sandboxPort: Number(env.SANDBOX_PORT ?? 3001),
-    sqsEndpoint: values.sqs ?? `http://${host}:${env.SQS_PORT ?? 9324}`,
-    secretsManagerEndpoint: values.secrets ?? `http://${host}:${env.SECRETS_MANAGER_PORT ?? 9325}`,
-    schedulerEndpoint: values.scheduler ?? `http://${host}:${env.SCHEDULER_PORT ?? 9326}`,
+    dynamodbPort: ports.dynamodbPort,
+    s3Port: ports.s3Port,
+    sandboxPort: ports.sandboxPort,
+    sqsEndpoint: values.sqs ?? `http://${host}:${ports.sqsPort}`,
+    secretsManagerEndpoint: values.secrets ?? `http://${host}:${ports.secretsManagerPort}`,
+    schedulerEndpoint: values.scheduler ?? `http://${host}:${ports.schedulerPort}`,
     tableName: env.TABLE_NAME ?? 'wa-crm',
     bucket: env.MEDIA_BUCKET ?? 'wa-crm-media',
     upstreamSecretArn: env.UPSTREAM_SECRET_ARN ?? `arn:aws:secretsmanager:${REGION}:${ACCOUNT}:secret:wa-crm/upstream`,

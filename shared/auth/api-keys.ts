@@ -4,8 +4,9 @@
  * takes effect on the very next request.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { queryIndexPage } from '#shared/store/query.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { Scope } from './scopes.ts';
 
@@ -55,13 +56,8 @@ export async function findApiKey(apiKey: string): Promise<ApiKeyRecord | undefin
 
 /** Revokes by key id; true when a key was found. */
 export async function revokeApiKey(keyId: string): Promise<boolean> {
-  const { Items } = await db.send(new QueryCommand({
-    TableName: table(),
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.apiKeyIdIndex(keyId).gsi1pk },
-  }));
-  const item = Items?.[0];
+  const { items } = await queryIndexPage(keys.apiKeyIdIndex(keyId).gsi1pk);
+  const item = items[0];
   if (!item) return false;
   await db.send(new UpdateCommand({
     TableName: table(),

@@ -7,7 +7,8 @@ import { batchGetContacts } from '#shared/contacts/repository.ts';
 import { getSegment, listMemberIds } from '#shared/segments/repository.ts';
 import { countSegment } from '#shared/segments/count.ts';
 import type { Contact } from '#shared/contacts/model.ts';
-import { explicitAudience, type NewRecipient } from './repository.ts';
+import { explicitAudience } from './repository.ts';
+import type { NewRecipient } from './recipients.ts';
 import { MissingParameter, personalize } from './personalize.ts';
 import type { Broadcast, SkipReason } from './model.ts';
 

@@ -11,10 +11,11 @@ import { commit } from '#shared/events/outbox.ts';
 import { enqueue, queueUrl } from '#shared/queue/queue.ts';
 import { keys } from '#shared/store/keys.ts';
 import {
-  broadcastCreateItems, getBroadcast, listBroadcasts, listRecipients, transition, updateUsageStatus,
+  broadcastCreateItems, getBroadcast, listBroadcasts, transition, updateUsageStatus,
 } from './repository.ts';
+import { listRecipients } from './recipients.ts';
 import { cancelStart, scheduleStart } from './scheduler.ts';
-import { failBroadcast } from './runner.ts';
+import { failBroadcast } from './completion.ts';
 import { logger } from '#shared/log/logger.ts';
 import { broadcastSettings } from './settings.ts';
 import { broadcastView, recipientView, type Broadcast, type RecipientStatus, type TemplateRequest } from './model.ts';

@@ -7,7 +7,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
-import { addCounts, recipientByMessage, recipientKey } from './repository.ts';
+import { addCounts } from './counts.ts';
+import { recipientByMessage, recipientKey } from './recipients.ts';
 
 export type MessageStatus = 'sent' | 'delivered' | 'read' | 'failed';
 

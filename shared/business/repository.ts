@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 import { logger } from '#shared/log/logger.ts';
 
 export interface Business {
@@ -41,10 +42,7 @@ const claimNumber = (phoneNumberId: string, businessId: string) => ({
 });
 
 /** Which item of a cancelled transaction failed its condition (-1: none, or not a cancelled transaction). */
-const failedConditionAt = (err: unknown): number => {
-  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
-  return e?.name === 'TransactionCanceledException' ? (e.CancellationReasons ?? []).findIndex((r) => r.Code === 'ConditionalCheckFailed') : -1;
-};
+const failedConditionAt = (err: unknown): number => (cancellationCodes(err) ?? []).indexOf('ConditionalCheckFailed');
 
 /** Runs a transaction whose item `claimAt` claims `phoneNumberId`; a number held by another business is a PhoneNumberTakenError. */
 async function writeClaiming(items: any[], claimAt: number, phoneNumberId: string): Promise<void> {

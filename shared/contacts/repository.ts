@@ -48,25 +48,9 @@ export const toContact = (item: Record<string, any>): Contact => ({
 
 const toStored = (item: Record<string, any>): StoredContact => ({ contact: toContact(item), version: Number(item.version ?? 0) });
 
-export function newContact(fields: Partial<Contact>, now = new Date().toISOString()): Contact {
-  return {
-    id: randomUUID(),
-    phone_number: fields.phone_number ?? null,
-    ...(fields.whatsapp_user_id ? { whatsapp_user_id: fields.whatsapp_user_id } : {}),
-    name: fields.name ?? null,
-    email: fields.email ?? null,
-    tags: fields.tags ?? [],
-    custom_fields: fields.custom_fields ?? {},
-    assigned_agent_id: fields.assigned_agent_id ?? null,
-    funnel_stage_id: fields.funnel_stage_id ?? null,
-    origin: fields.origin ?? 'api',
-    opted_out: fields.opted_out ?? false,
-    created_at: now,
-    updated_at: now,
-    last_contact_at: fields.last_contact_at ?? null,
-    deleted_at: null,
-  };
-}
+/** A new contact: the fields given, and for the rest the same defaults as a stored item without them. */
+export const newContact = (fields: Partial<Contact>, now = new Date().toISOString()): Contact =>
+  toContact({ ...fields, id: randomUUID(), created_at: now, updated_at: now, deleted_at: null });
 
 /**
  * The Put of a contact record. `expectedVersion` null: a new item (must not exist); otherwise the write only

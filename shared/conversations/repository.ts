@@ -8,8 +8,9 @@
  */
 import { ownerPut } from '#shared/auth/ownership.ts';
 import { randomUUID } from 'node:crypto';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { queryIndexPage } from '#shared/store/query.ts';
 import { keys } from '#shared/store/keys.ts';
 import { commit, newEvent, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
 import { getAgent } from '#shared/team/repository.ts';
@@ -191,19 +192,7 @@ export function conversationTouch(current: Conversation, touch: ConversationTouc
     sets.push('aiPausedUntil = :pause');
     values[':pause'] = touch.aiPausedUntil;
   }
-  if (touch.aiDisable) {
-    sets.push('aiEnabled = :false');
-    values[':false'] = false;
-  }
-  return {
-    Update: {
-      TableName: table(),
-      Key: keys.conversation(current.businessId, current.id),
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: values,
-    },
-  };
+  return touchUpdate(current.businessId, current.id, touch, sets, values, 'attribute_exists(pk)');
 }
 
 /**
@@ -231,6 +220,13 @@ export function unreadOutboundTouch(
     values[':pause'] = pause;
     if (!touch.aiPausedUntil) conditions.push('(attribute_not_exists(aiPausedUntil) OR attribute_type(aiPausedUntil, :null) OR aiPausedUntil < :pause)');
   }
+  return touchUpdate(businessId, conversationId, touch, sets, values, conditions.join(' AND '));
+}
+
+/** The update item of a touch, read or unread; a send that turns the AI off does so the same way in both. */
+function touchUpdate(
+  businessId: string, conversationId: string, touch: { aiDisable?: boolean }, sets: string[], values: Record<string, unknown>, condition: string,
+): TransactItem {
   if (touch.aiDisable) {
     sets.push('aiEnabled = :false');
     values[':false'] = false;
@@ -240,7 +236,7 @@ export function unreadOutboundTouch(
       TableName: table(),
       Key: keys.conversation(businessId, conversationId),
       UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: conditions.join(' AND '),
+      ConditionExpression: condition,
       ExpressionAttributeValues: values,
     },
   };
@@ -248,14 +244,6 @@ export function unreadOutboundTouch(
 
 /** Conversations of a business, most recent activity first. */
 export async function listConversations(businessId: string, limit: number, startKey?: Record<string, unknown>) {
-  const page = await db.send(new QueryCommand({
-    TableName: table(),
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.conversationsByRecencyPk(businessId) },
-    ScanIndexForward: false,
-    Limit: limit,
-    ExclusiveStartKey: startKey,
-  }));
-  return { conversations: (page.Items ?? []).map(toConversation), lastKey: page.LastEvaluatedKey };
+  const { items, lastKey } = await queryIndexPage(keys.conversationsByRecencyPk(businessId), { limit, newestFirst: true, startKey });
+  return { conversations: items.map(toConversation), lastKey };
 }

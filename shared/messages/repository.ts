@@ -4,8 +4,9 @@
  * and duplicate inbound deliveries are recognised.
  */
 import { ownerPut } from '#shared/auth/ownership.ts';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { queryIndexPage } from '#shared/store/query.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import type { MessageType } from './schemas.ts';
@@ -102,16 +103,8 @@ export async function findByWamid(wamid: string): Promise<{ businessId: string; 
 
 /** Messages of a conversation, newest first. */
 export async function listMessages(businessId: string, conversationId: string, limit: number, startKey?: Record<string, unknown>) {
-  const page = await db.send(new QueryCommand({
-    TableName: table(),
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': keys.messagesOfConversationPk(businessId, conversationId) },
-    ScanIndexForward: false,
-    Limit: limit,
-    ExclusiveStartKey: startKey,
-  }));
-  return { messages: (page.Items ?? []).map(toMessage), lastKey: page.LastEvaluatedKey };
+  const { items, lastKey } = await queryIndexPage(keys.messagesOfConversationPk(businessId, conversationId), { limit, newestFirst: true, startKey });
+  return { messages: items.map(toMessage), lastKey };
 }
 
 /** The public view of a message (no tenancy or storage fields). */

@@ -175,49 +175,32 @@ export async function settleFailed(s: Settle & { error: MessageError }): Promise
   }
 }
 
+/** The condition of every write that closes an attempt: the message is still queued under `attempt` (nobody settled it). */
+const openAttempt = (attempt: string, values: Record<string, unknown> = {}) => ({
+  ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
+  ExpressionAttributeNames: { '#status': 'status' },
+  ExpressionAttributeValues: { ':queued': 'queued', ':attempt': attempt, ...values },
+});
+
 /**
  * Takes back a recording whose send was refused before it went out (the business budget): the message never
  * existed for anyone (no event was written), so it goes, with its marker.
  */
 export const discardItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string): TransactItem[] => [
-  {
-    Delete: {
-      TableName: table(),
-      Key: keys.message(message.businessId, message.id),
-      ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':queued': 'queued', ':attempt': attempt },
-    },
-  },
+  { Delete: { TableName: table(), Key: keys.message(message.businessId, message.id), ...openAttempt(attempt) } },
+  markerDelete(message.businessId, message.id),
+];
+
+/** Closes the open attempt with `update` and drops its marker. */
+const closeAttempt = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, update: string, values: Record<string, unknown>): TransactItem[] => [
+  { Update: { TableName: table(), Key: keys.message(message.businessId, message.id), UpdateExpression: update, ...openAttempt(attempt, values) } },
   markerDelete(message.businessId, message.id),
 ];
 
 /** Gives a claimed message back to `failed` (a retry refused by the business budget before it went out). */
-export const unclaimItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] => [
-  {
-    Update: {
-      TableName: table(),
-      Key: keys.message(message.businessId, message.id),
-      UpdateExpression: 'SET #status = :failed, updatedAt = :at REMOVE sendAttempt',
-      ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':queued': 'queued', ':failed': 'failed', ':attempt': attempt, ':at': at },
-    },
-  },
-  markerDelete(message.businessId, message.id),
-];
+export const unclaimItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] =>
+  closeAttempt(message, attempt, 'SET #status = :failed, updatedAt = :at REMOVE sendAttempt', { ':failed': 'failed', ':at': at });
 
 /** Closes an attempt without an outcome: the message stays queued for the media area, which sends it later. */
-export const releaseItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] => [
-  {
-    Update: {
-      TableName: table(),
-      Key: keys.message(message.businessId, message.id),
-      UpdateExpression: 'SET updatedAt = :at REMOVE sendAttempt',
-      ConditionExpression: '#status = :queued AND sendAttempt = :attempt',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':queued': 'queued', ':attempt': attempt, ':at': at },
-    },
-  },
-  markerDelete(message.businessId, message.id),
-];
+export const releaseItems = (message: Pick<Message, 'businessId' | 'id'>, attempt: string, at: string): TransactItem[] =>
+  closeAttempt(message, attempt, 'SET updatedAt = :at REMOVE sendAttempt', { ':at': at });

@@ -17,10 +17,10 @@
  *   asks the AI again (the agent answers a message once). (shared/ai/agent.ts): fails the AI record, retried by SQS.
  * - `webhook-deliveries` (shared/webhooks/fanout.ts, delivery.ts, service.ts): fails the fan-out or delivery record
  *   (retried by SQS), or the redeliver request.
- * - `broadcasts` (shared/broadcasts/runner.ts): fails the runner's record (retried by SQS). (shared/broadcasts/service.ts,
- *   an immediate start): a missing URL fails the create request before anything is stored; a send that still fails
- *   after the SDK's retries fails the request (500), but the stored broadcast stays `running` without a start message
- *   (not covered yet: nothing re-queues it).
+ * - `broadcasts` (shared/broadcasts/messages.ts, start.ts: the worker's runs and early starts): fails the worker's
+ *   record (retried by SQS). (shared/broadcasts/service.ts, an immediate start): a missing URL fails the create
+ *   request before anything is stored; a send that still fails after the SDK's retries fails the request (500), but
+ *   the stored broadcast stays `running` without a start message (not covered yet: nothing re-queues it).
  * - Scheduled broadcast starts go through EventBridge Scheduler (shared/broadcasts/scheduler.ts): a failed
  *   CreateSchedule fails the create request before the broadcast is stored.
  */

@@ -111,8 +111,7 @@ export async function deletePartition(pk: string): Promise<void> {
 
 /** Contact ids of a static segment's member items (including members soft-deleted since). */
 export async function listMemberIds(bid: string, segmentId: string): Promise<string[]> {
-  const prefix = 'C#';
-  return (await partitionKeys(keys.segmentMembersPk(bid, segmentId))).map((k) => k.sk.slice(prefix.length));
+  return (await partitionKeys(keys.segmentMembersPk(bid, segmentId))).map((k) => k.sk.slice(keys.segmentMemberSkPrefix.length));
 }
 
 /** Adds one member; false when it already was one (nothing changed). */

@@ -5,7 +5,8 @@
  * Legacy rules are stored exactly as given; v3 rules are stored with their filters in snake_case. These functions only read them.
  */
 import { validateFilters, filtersToCondition, type Filters } from '#shared/contacts/filters/filters.ts';
-import { isLegacyShape, legacyToCondition, legacyToFilters, validateLegacyRules, type LegacyRules } from '#shared/contacts/filters/legacy.ts';
+import { isLegacyShape, validateLegacyRules, type LegacyRules } from '#shared/contacts/filters/legacy.ts';
+import { legacyToCondition, legacyToFilters } from '#shared/contacts/filters/legacy-compile.ts';
 import type { Condition } from '#shared/contacts/filters/predicate.ts';
 
 export type RulesFormat = 'filters' | 'legacy';

@@ -60,6 +60,18 @@ export type Key = { pk: string; sk: string };
 
 const biz = (bid: string) => `B#${bid}`;
 
+// Partitions (and a sort-key prefix) that both an item key and a query name: each shape is written once.
+const segmentMembersPk = (bid: string, segmentId: string) => `${biz(bid)}#SEG#${segmentId}`;
+const webhooksPk = (bid: string) => `${biz(bid)}#WHS`;
+const deliveriesPk = (bid: string, webhookId: string) => `${biz(bid)}#WH#${webhookId}`;
+const eventKeyPk = (bid: string, orderingKey: string) => `${biz(bid)}#EVK#${orderingKey}`;
+const outboxIndexPk = (shard: number) => `OUTBOX#${shard}`;
+const outboxIndexBusinessPrefix = (bid: string) => `${biz(bid)}#`;
+const broadcastRecipientsPk = (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}`;
+const broadcastsByRecencyPk = (bid: string) => `${biz(bid)}#BCASTS`;
+const broadcastQueuePk = (bid: string, broadcastId: string) => `${broadcastRecipientsPk(bid, broadcastId)}#Q`;
+const segmentUsagePk = (bid: string, segmentId: string) => `${biz(bid)}#SEGUSE#${segmentId}`;
+
 /** FNV-1a: a stable, even spread of strings over index shards. */
 const fnv1a = (text: string): number => {
   let h = 0x811c9dc5;
@@ -127,17 +139,18 @@ export const keys = {
   segment: (bid: string, segmentId: string): Key => ({ pk: biz(bid), sk: `SEG#${segmentId}` }),
   segmentPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'SEG#' }),
   segmentMember: (bid: string, segmentId: string, contactId: string): Key => ({
-    pk: `${biz(bid)}#SEG#${segmentId}`,
+    pk: segmentMembersPk(bid, segmentId),
     sk: `C#${contactId}`,
   }),
-  segmentMembersPk: (bid: string, segmentId: string) => `${biz(bid)}#SEG#${segmentId}`,
+  segmentMembersPk,
+  segmentMemberSkPrefix: 'C#',
 
   /**
    * A business's webhook subscriptions, in a partition of their own: the fan-out reads it in the same
    * statement as the partitions of its events' ordering keys.
    */
-  webhook: (bid: string, webhookId: string): Key => ({ pk: `${biz(bid)}#WHS`, sk: `WH#${webhookId}` }),
-  webhooksPk: (bid: string) => `${biz(bid)}#WHS`,
+  webhook: (bid: string, webhookId: string): Key => ({ pk: webhooksPk(bid), sk: `WH#${webhookId}` }),
+  webhooksPk,
   /** How many subscriptions a business has (conditional counter: the cap holds under concurrent creates). */
   webhookCount: (bid: string): Key => ({ pk: `${biz(bid)}#WHT`, sk: 'COUNT' }),
   /** One subscription per target (URL and events) of a business: a claim written with the subscription, conditionally. */
@@ -147,31 +160,33 @@ export const keys = {
   /** Global pointer record id → business (contacts, funnel stages), so that another account's id answers 403, not 404. */
   recordOwner: (kind: 'contact' | 'stage' | 'conversation' | 'message', id: string): Key => ({ pk: `OWNER#${kind}#${id.toLowerCase()}`, sk: 'OWNER' }),
   delivery: (bid: string, webhookId: string, deliveryId: string): Key => ({
-    pk: `${biz(bid)}#WH#${webhookId}`,
+    pk: deliveriesPk(bid, webhookId),
     sk: `D#${deliveryId}`,
   }),
-  deliveriesPk: (bid: string, webhookId: string) => `${biz(bid)}#WH#${webhookId}`,
+  deliveriesPk,
   deliverySkPrefix: 'D#',
   /**
    * The partition of one ordering key of a business: its outbox items (`E#`) and the lanes of every
    * subscription (`L#{webhookId}#`), so that the fan-out sees both in one consistent query.
    */
-  eventKeyPk: (bid: string, orderingKey: string) => `${biz(bid)}#EVK#${orderingKey}`,
+  eventKeyPk,
   /** One lane per (subscription, ordering key): its first item is the only delivery that may be sent. */
   deliveryLane: (bid: string, webhookId: string, orderingKey: string, eventSk: string): Key => ({
-    pk: `${biz(bid)}#EVK#${orderingKey}`,
+    pk: eventKeyPk(bid, orderingKey),
     sk: `L#${webhookId}#${eventSk}`,
   }),
   deliveryLanePrefix: (webhookId: string) => `L#${webhookId}#`,
 
-  outbox: (bid: string, orderingKey: string, eventSk: string): Key => ({ pk: `${biz(bid)}#EVK#${orderingKey}`, sk: `E#${eventSk}` }),
+  outbox: (bid: string, orderingKey: string, eventSk: string): Key => ({ pk: eventKeyPk(bid, orderingKey), sk: `E#${eventSk}` }),
   outboxSkPrefix: 'E#',
   /** Index entry of an outbox item: sharded so the sweep can find every business's leftovers. */
   outboxIndex: (bid: string, orderingKey: string, eventSk: string) => ({
-    gsi1pk: `OUTBOX#${outboxShard(bid, orderingKey)}`,
-    gsi1sk: `${biz(bid)}#${orderingKey}#${eventSk}`,
+    gsi1pk: outboxIndexPk(outboxShard(bid, orderingKey)),
+    gsi1sk: `${outboxIndexBusinessPrefix(bid)}${orderingKey}#${eventSk}`,
   }),
-  outboxIndexPk: (shard: number) => `OUTBOX#${shard}`,
+  outboxIndexPk,
+  /** The start of every index sort key of a business's outbox items, in any shard. */
+  outboxIndexBusinessPrefix,
   outboxShards: 16,
 
   aiSettings: (bid: string): Key => ({ pk: biz(bid), sk: 'AI' }),
@@ -185,27 +200,27 @@ export const keys = {
   broadcast: (bid: string, broadcastId: string): Key => ({ pk: biz(bid), sk: `BCAST#${broadcastId}` }),
   broadcastPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'BCAST#' }),
   broadcastRecipient: (bid: string, broadcastId: string, contactId: string): Key => ({
-    pk: `${biz(bid)}#BCAST#${broadcastId}`,
+    pk: broadcastRecipientsPk(bid, broadcastId),
     sk: `R#${contactId}`,
   }),
-  broadcastRecipientsPk: (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}`,
+  broadcastRecipientsPk,
   broadcastRecipientSkPrefix: 'R#',
   /** An explicit audience, in numbered chunks of contact ids beside the recipients. */
   broadcastAudienceChunk: (bid: string, broadcastId: string, chunk: number): Key => ({
-    pk: `${biz(bid)}#BCAST#${broadcastId}`,
+    pk: broadcastRecipientsPk(bid, broadcastId),
     sk: `A#${String(chunk).padStart(4, '0')}`,
   }),
   broadcastAudienceSkPrefix: 'A#',
-  broadcastByRecency: (bid: string, createdAt: string, broadcastId: string) => ({ gsi1pk: `${biz(bid)}#BCASTS`, gsi1sk: `${createdAt}#${broadcastId}` }),
-  broadcastsByRecencyPk: (bid: string) => `${biz(bid)}#BCASTS`,
+  broadcastByRecency: (bid: string, createdAt: string, broadcastId: string) => ({ gsi1pk: broadcastsByRecencyPk(bid), gsi1sk: `${createdAt}#${broadcastId}` }),
+  broadcastsByRecencyPk,
   /** Sparse queue of recipients not yet sent (gsi1), in audience order. */
-  broadcastQueue: (bid: string, broadcastId: string, seq: number) => ({ gsi1pk: `${biz(bid)}#BCAST#${broadcastId}#Q`, gsi1sk: String(seq).padStart(8, '0') }),
-  broadcastQueuePk: (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}#Q`,
+  broadcastQueue: (bid: string, broadcastId: string, seq: number) => ({ gsi1pk: broadcastQueuePk(bid, broadcastId), gsi1sk: String(seq).padStart(8, '0') }),
+  broadcastQueuePk,
   /** A sent recipient, found by the service message id when its status webhooks arrive (gsi1). */
   broadcastMessage: (bid: string, messageId: string) => ({ gsi1pk: `${biz(bid)}#BMSG#${messageId}`, gsi1sk: 'R' }),
   messageBudget: (bid: string, window: string): Key => ({ pk: `${biz(bid)}#MSGBUDGET#${window}`, sk: 'BUDGET' }),
-  segmentUsage: (bid: string, segmentId: string, kind: string, refId: string): Key => ({ pk: `${biz(bid)}#SEGUSE#${segmentId}`, sk: `${kind}#${refId}` }),
-  segmentUsagePk: (bid: string, segmentId: string) => `${biz(bid)}#SEGUSE#${segmentId}`,
+  segmentUsage: (bid: string, segmentId: string, kind: string, refId: string): Key => ({ pk: segmentUsagePk(bid, segmentId), sk: `${kind}#${refId}` }),
+  segmentUsagePk,
 
   media: (bid: string, mediaId: string): Key => ({ pk: biz(bid), sk: `MEDIA#${mediaId}` }),
   mediaUpload: (bid: string, uploadId: string): Key => ({ pk: biz(bid), sk: `MUPLOAD#${uploadId}` }),

@@ -1,8 +1,9 @@
 /**
  * Reads every page of a query (lib-dynamodb's paginator), for the small, bounded collections that are
- * read whole: a business's agents, stages, subscriptions, a segment's usage.
+ * read whole: a business's agents, stages, subscriptions, a segment's usage; and one page of an index
+ * partition, for the lists that page with a cursor and the lookups by a pointer.
  */
-import { paginateQuery, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, table } from './client.ts';
 
 export async function queryAll<T = Record<string, unknown>>(input: Omit<QueryCommandInput, 'TableName'>): Promise<T[]> {
@@ -20,3 +21,22 @@ export const queryPrefix = <T = Record<string, unknown>>(pk: string, skPrefix: s
     ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
     ConsistentRead: consistent,
   });
+
+/**
+ * One page of index gsi1's partition `gsi1pk` (eventually consistent, as every index read), in sort-key order
+ * or, with `newestFirst`, the reverse.
+ */
+export async function queryIndexPage<T = Record<string, any>>(
+  gsi1pk: string, { limit, newestFirst = false, startKey }: { limit?: number; newestFirst?: boolean; startKey?: Record<string, unknown> } = {},
+): Promise<{ items: T[]; lastKey: Record<string, unknown> | undefined }> {
+  const page = await db.send(new QueryCommand({
+    TableName: table(),
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': gsi1pk },
+    ...(newestFirst ? { ScanIndexForward: false } : {}),
+    Limit: limit,
+    ExclusiveStartKey: startKey,
+  }));
+  return { items: (page.Items ?? []) as T[], lastKey: page.LastEvaluatedKey };
+}

@@ -95,7 +95,7 @@ export async function listDeliveries(bid: string, webhookId: string, limit: numb
   const out = await db.send(new QueryCommand({
     TableName: table(),
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :d)',
-    ExpressionAttributeValues: { ':pk': keys.deliveriesPk(bid, webhookId), ':d': 'D#' },
+    ExpressionAttributeValues: { ':pk': keys.deliveriesPk(bid, webhookId), ':d': keys.deliverySkPrefix },
     ScanIndexForward: false,
     Limit: limit,
     ExclusiveStartKey: start,

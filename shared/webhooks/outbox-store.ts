@@ -241,7 +241,7 @@ export async function outboxItemsOf(businessId: string): Promise<DomainEvent[]> 
     const items = await queryAll({
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pk AND begins_with(gsi1sk, :b)',
-      ExpressionAttributeValues: { ':pk': keys.outboxIndexPk(shard), ':b': `B#${businessId}#` },
+      ExpressionAttributeValues: { ':pk': keys.outboxIndexPk(shard), ':b': keys.outboxIndexBusinessPrefix(businessId) },
     });
     all.push(...items.map(toEvent));
   }

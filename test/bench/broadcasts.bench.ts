@@ -7,7 +7,7 @@
  * the harness's process may already have loaded them for another benchmark.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '#infra/local/free-port.ts';
 import { fileURLToPath } from 'node:url';
 import type { BenchFigure, BenchOptions } from './types.ts';
 
@@ -86,13 +86,6 @@ const maxInWindow = (times: number[], windowMs: number) => {
   return best;
 };
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 
 async function child(): Promise<void> {
   const t0 = Date.now();

@@ -9,7 +9,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpus, totalmem } from 'node:os';
-import { createServer } from 'node:net';
+import { freePort } from '#infra/local/free-port.ts';
 import { spawn } from 'node:child_process';
 import type { BenchFigure } from './types.ts';
 
@@ -19,14 +19,6 @@ const quick = args.includes('--quick');
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
 const only = onlyArg?.split(',');
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 
 process.env.NODE_ENV = 'bench';
 process.env.LOG_LEVEL = 'SILENT';

@@ -7,7 +7,7 @@
  * has. It drops what it receives (nobody in this process reads it): a test that looks at messages, or needs
  * workers to run, starts its own with test/support/queues.ts.
  */
-import { freePort } from './http.ts';
+import { freePort } from '#infra/local/free-port.ts';
 import { TEST_BUSINESS_TOKEN_PREFIX, TEST_UPSTREAM } from './upstream-secret.ts';
 
 export default async function globalSetup() {

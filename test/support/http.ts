@@ -5,7 +5,7 @@
  * before the service modules read shared/config.ts.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { LocalStack } from '#infra/local/stack.ts';
 
 export interface Reply {
@@ -52,16 +52,6 @@ export async function customerWrites(stack: LocalStack, from: string): Promise<v
   await stack.queues.idle();
 }
 
-/** A TCP port free on 127.0.0.1 right now (for servers whose port must be known before they start). */
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const srv = createNetServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 
 /**
  * A webhook receiver at `{url}` (path /hook) that records what it gets and can answer 5xx for a while ("down").

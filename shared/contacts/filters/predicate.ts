@@ -1,7 +1,7 @@
 /**
- * The one evaluation engine. Both front ends (v3 filters in filters.ts, legacy v1/v2 rules in legacy.ts)
- * and the free-text search translate into a `Condition` tree, and only this module turns a tree into a
- * predicate over a projected contact. Counts, member lists, previews, member selection and contact
+ * The one evaluation engine. Both front ends (v3 filters in filters.ts, legacy v1/v2 rules in legacy.ts and
+ * legacy-compile.ts) and the free-text search translate into a `Condition` tree, and only this module turns a
+ * tree into a predicate over a projected contact. Counts, member lists, previews, member selection and contact
  * search all run these predicates, so the front ends cannot drift apart.
  */
 import type { ProjectedContact } from './projection.ts';

@@ -7,7 +7,8 @@
  */
 import { jest } from '@jest/globals';
 import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
-import { callWith, freePort, startReceiver } from '../../support/http.ts';
+import { callWith, startReceiver } from '../../support/http.ts';
+import { freePort } from '#infra/local/free-port.ts';
 import { overrideEnv } from '../../support/env.ts';
 
 const ENV = {
@@ -285,7 +286,7 @@ describe('broadcasts through the local stack', () => {
 
   it('survives a worker dying between sending and recording, without sending anyone twice', async () => {
     // Prepare
-    const { faults, SimulatedCrash } = await import('#shared/broadcasts/runner.ts');
+    const { faults, SimulatedCrash } = await import('#shared/broadcasts/pipeline.ts');
     const people = Array.from({ length: 12 }, (_, i) => ({ phone_number: phone(), name: `Q${i}` }));
     const ids = await createContacts(people);
     let crashes = 0;
@@ -313,7 +314,7 @@ describe('broadcasts through the local stack', () => {
     // Prepare: duplicate run messages are allowed (a retried start, a redelivered message); three run chains per
     // broadcast, three broadcasts at a time, four rounds. A run that settled a recipient and flushed its count after
     // another run had completed the broadcast used to count that recipient twice (total 5, sent 4, skipped 2).
-    const { enqueueRun } = await import('#shared/broadcasts/runner.ts');
+    const { enqueueRun } = await import('#shared/broadcasts/messages.ts');
     const tenant = await otherTenant();
     const { contact, seedContacts } = await import('./seed.ts');
     const oneBroadcast = async (round: number, n: number) => {

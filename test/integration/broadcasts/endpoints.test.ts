@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { invoke, newTenant } from '../../support/api.ts';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
-import { putRecipients, settleRecipient, claimRecipient, addCounts, transition } from '#shared/broadcasts/repository.ts';
+import { transition } from '#shared/broadcasts/repository.ts';
+import { putRecipients, settleRecipient, claimRecipient } from '#shared/broadcasts/recipients.ts';
+import { addCounts } from '#shared/broadcasts/counts.ts';
 import { onMessageStatus } from '#shared/broadcasts/status.ts';
 
 let queues: QueueSink;

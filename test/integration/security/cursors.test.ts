@@ -7,7 +7,7 @@
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
 import { keys } from '#shared/store/keys.ts';
 import { findOrCreateConversation } from '#shared/conversations/repository.ts';
-import { putRecipients } from '#shared/broadcasts/repository.ts';
+import { putRecipients } from '#shared/broadcasts/recipients.ts';
 
 const cursorOf = (key: unknown) => Buffer.from(JSON.stringify(key)).toString('base64url');
 

@@ -4,7 +4,8 @@
  * actually match and miss).
  */
 import fc from 'fast-check';
-import { legacyToCondition, legacyToFilters, validateLegacyRules, type LegacyRules } from '#shared/contacts/filters/legacy.ts';
+import { validateLegacyRules, type LegacyRules } from '#shared/contacts/filters/legacy.ts';
+import { legacyToCondition, legacyToFilters } from '#shared/contacts/filters/legacy-compile.ts';
 import { compileCondition } from '#shared/contacts/filters/predicate.ts';
 import { compileFilters } from '#shared/contacts/filters/compile.ts';
 import { projectContact } from '#shared/contacts/filters/projection.ts';

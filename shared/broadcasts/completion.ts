@@ -1,0 +1,89 @@
+/**
+ * How a broadcast ends: `completed` once every recipient is settled (exact counts tallied from the recipients,
+ * `broadcast.completed`); `failed` on an error no recipient can get past (`broadcast.failed`); and, for a cancelled
+ * or failed broadcast, the sweep that marks what has not gone out as `cancelled`.
+ */
+import { commit } from '#shared/events/outbox.ts';
+import { logger } from '#shared/log/logger.ts';
+import { isConditionFailure as isSingleConditionFailure } from '#shared/store/conditional.ts';
+import { cancelledByCondition } from '#shared/store/transact.ts';
+import { getBroadcast, transition, transitionInput, updateUsageStatus } from './repository.ts';
+import { settleRecipient, queueHead } from './recipients.ts';
+import { addCounts, tallyRecipients, talliedCounts } from './counts.ts';
+import { broadcastCompleted, broadcastFailed } from './events.ts';
+import { enqueueRun } from './messages.ts';
+import { OUTCOME_UNKNOWN } from './pipeline.ts';
+import type { Broadcast, BroadcastError, Recipient } from './model.ts';
+
+const SWEEP_PAGE = 100;
+
+/** A single write's or a transaction's condition did not hold: someone else changed the broadcast first. */
+export const isConditionFailure = (err: unknown) => isSingleConditionFailure(err) || cancelledByCondition(err);
+
+/** Commits `failed` (with `broadcast.failed`) for a running broadcast; a run that had started marks what has not gone out. */
+export async function failBroadcast(b: Broadcast, error: BroadcastError): Promise<void> {
+  const failedAt = new Date().toISOString();
+  const current = (await getBroadcast(b.businessId, b.id)) ?? b;
+  try {
+    await commit(
+      [{ Update: transitionInput(b.businessId, b.id, ['running'], 'failed', { failed_at: failedAt, error }) }],
+      [broadcastFailed(current, error, current.counts, failedAt)],
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    return;
+  }
+  logger.warn('broadcast failed', { broadcastId: b.id, error });
+  await updateUsageStatus(b, 'failed');
+  if (current.started_at) await enqueueRun(b.businessId, b.id);
+}
+
+/** Resolves a claim whose worker died, without sending (cancelled or failed broadcasts). */
+async function resolveAbandoned(b: Broadcast, r: Recipient): Promise<boolean> {
+  return settleRecipient(b.businessId, b.id, r.contact_id, { state: 'failed', message_id: null, error: OUTCOME_UNKNOWN }, r.lease);
+}
+
+/** Nothing left in the queue: tally every recipient and complete (exact counts, `broadcast.completed`). */
+export async function complete(b: Broadcast): Promise<boolean> {
+  const { counts, open } = await tallyRecipients(b.businessId, b.id);
+  if (open > 0) return false; // the queue index has not caught up yet
+  const completedAt = new Date().toISOString();
+  try {
+    await commit(
+      [{ Update: transitionInput(b.businessId, b.id, ['running'], 'completed', { completed_at: completedAt, ...talliedCounts(counts) }) }],
+      [broadcastCompleted(b, counts, completedAt)],
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    return false; // cancelled or failed meanwhile: the next round sweeps
+  }
+  await updateUsageStatus(b, 'completed');
+  return true;
+}
+
+/** Marks a page of what has not gone out as cancelled. 'done' when nothing is left, 'wait' for live claims. */
+export async function sweep(b: Broadcast): Promise<'done' | 'more' | 'wait'> {
+  const reason = b.status === 'failed' ? 'broadcast_failed' : 'broadcast_cancelled';
+  const head = await queueHead(b.businessId, b.id, SWEEP_PAGE);
+  const now = Date.now();
+  let cancelled = 0;
+  let failed = 0;
+  await Promise.all(head.map(async (r) => {
+    if (r.state === 'pending') {
+      if (await settleRecipient(b.businessId, b.id, r.contact_id, { state: 'cancelled', reason }, undefined, ['pending'])) cancelled++;
+    } else if (r.state === 'sending') {
+      if ((r.lease_until ?? 0) < now) {
+        if (await resolveAbandoned(b, r)) failed++;
+      }
+    }
+  }));
+  await addCounts(b.businessId, b.id, { cancelled, failed }, { untilTallied: true });
+  if (cancelled + failed > 0) return 'more';
+  // Only live claims (or index entries that have not caught up) are left: look again later.
+  if (head.length > 0) return 'wait';
+  if (b.started_at) {
+    const { counts } = await tallyRecipients(b.businessId, b.id);
+    await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts));
+  }
+  return 'done';
+}

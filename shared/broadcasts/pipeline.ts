@@ -1,0 +1,128 @@
+/**
+ * Sending what a run step claimed: each claimed recipient is sent its template and its outcome recorded under the
+ * claim; upstream errors are classified as this recipient's failure, a throttle (back to the queue) or fatal (no
+ * recipient gets past it: the broadcast fails).
+ */
+import { ApiError } from '#shared/http/errors.ts';
+import { logger } from '#shared/log/logger.ts';
+import { settleRecipient, type Outcome } from './recipients.ts';
+import { addCounts } from './counts.ts';
+import { sendTemplate } from './sender.ts';
+import type { Broadcast, BroadcastError, Recipient } from './model.ts';
+
+/**
+ * Test instrumentation: `afterSend` runs after a message went out and before its outcome is recorded; a throw
+ * there is a worker dying at the worst moment.
+ */
+export const faults: { afterSend?: (r: Recipient) => void } = {};
+
+/** Upstream codes no recipient gets past: the template or the account is the problem. */
+const FATAL_CODES = new Set(['132000', '132001', '132005', '132007', '132012', '132015', '132016', '131042', '131031', '190', '200', '10']);
+const FATAL_ERRORS = new Set(['template_not_found', 'invalid_template_parameters', 'account_not_configured', 'messaging_not_configured', 'media_permission_denied']);
+/** Throughput limits: the recipient goes back to the queue and the step ends. */
+const THROTTLE_CODES = new Set(['130429', '131056', '80007', '4']);
+
+/**
+ * Sends in flight for one run. Sends are launched at the start of their second and not waited for, so the pace
+ * does not depend on upstream latency; at most `capacity` are in flight, and a second whose sends cannot all
+ * start at once reserves only what can, so sends never pile up behind the pace.
+ */
+export class Pipeline {
+  inFlight = 0;
+  fatal: BroadcastError | undefined;
+  crash: unknown;
+  throttled = false;
+  private sent = 0;
+  private failed = 0;
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(readonly b: Broadcast, readonly capacity: number) {}
+
+  /** Contacts this run is sending to right now (their claims are not abandoned, however long they take). */
+  readonly mine = new Set<string>();
+
+  launch(r: Recipient, lease: string): void {
+    this.inFlight++;
+    this.mine.add(r.contact_id);
+    const p: Promise<void> = this.sendOne(r, lease)
+      .catch((err) => {
+        this.crash ??= err;
+      })
+      .finally(() => {
+        this.inFlight--;
+        this.mine.delete(r.contact_id);
+        this.running.delete(p);
+      });
+    this.running.add(p);
+  }
+
+  async flushCounts(): Promise<void> {
+    const delta = { sent: this.sent, failed: this.failed };
+    this.sent = 0;
+    this.failed = 0;
+    await addCounts(this.b.businessId, this.b.id, delta, { untilTallied: true });
+  }
+
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running]);
+    await this.flushCounts();
+  }
+
+  private async sendOne(r: Recipient, lease: string): Promise<void> {
+    const { businessId, id } = this.b;
+    if (this.fatal || this.crash) {
+      await settleRecipient(businessId, id, r.contact_id, { state: 'pending' }, lease);
+      return;
+    }
+    let outcome: Outcome;
+    try {
+      const res = await sendTemplate(businessId, id, r.contact_id, r.request ?? {});
+      faults.afterSend?.(r);
+      outcome = { state: 'sent', message_id: res.messageId, wamid: res.wamid };
+    } catch (err) {
+      if (err instanceof SimulatedCrash) throw err;
+      const classified = classify(err);
+      if (classified.kind === 'throttled') {
+        this.throttled = true;
+        await settleRecipient(businessId, id, r.contact_id, { state: 'pending' }, lease);
+        return;
+      }
+      if (classified.kind === 'fatal') this.fatal ??= classified.error;
+      outcome = { state: 'failed', message_id: classified.messageId, error: classified.error };
+    }
+    if (await settleRecipient(businessId, id, r.contact_id, outcome, lease)) {
+      if (outcome.state === 'sent') this.sent++;
+      else this.failed++;
+    }
+  }
+}
+
+export const OUTCOME_UNKNOWN: BroadcastError = {
+  error: 'outcome_unknown',
+  code: 'outcome_unknown',
+  message: 'The worker sending this message stopped before its outcome was known; it is not sent again',
+};
+
+/** Thrown by test instrumentation to stand for a worker that dies. */
+export class SimulatedCrash extends Error {}
+
+type Classified =
+  | { kind: 'fatal' | 'recipient'; error: BroadcastError; messageId: string | null }
+  | { kind: 'throttled' };
+
+function classify(err: unknown): Classified {
+  if (err instanceof ApiError) {
+    const body = err.body as Record<string, any>;
+    const code = body.code === undefined || body.code === null ? undefined : String(body.code);
+    const name = String(body.error ?? 'send_failed');
+    if (err.status === 429 || (code && THROTTLE_CODES.has(code))) return { kind: 'throttled' };
+    // The first attempt of a worker that died is still marked in progress: it may have gone out.
+    if (name === 'idempotency_in_progress') return { kind: 'recipient', messageId: null, error: OUTCOME_UNKNOWN };
+    const error: BroadcastError = { error: name, ...(code ? { code } : {}), message: String(body.message ?? name) };
+    const messageId = typeof body.data?.id === 'string' ? body.data.id : null;
+    const fatal = (code && FATAL_CODES.has(code)) || FATAL_ERRORS.has(name.toLowerCase()) || code === 'MEDIA_PERMISSION_DENIED';
+    return { kind: fatal ? 'fatal' : 'recipient', error, messageId };
+  }
+  logger.error('broadcast send failed unexpectedly', { error: err as Error });
+  return { kind: 'recipient', messageId: null, error: { error: 'send_error', code: 'send_error', message: 'The message could not be sent' } };
+}
