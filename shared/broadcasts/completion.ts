@@ -9,7 +9,7 @@ import { isConditionFailure as isSingleConditionFailure } from '#shared/store/co
 import { cancelledByCondition } from '#shared/store/transact.ts';
 import { getBroadcast, transition, transitionInput, updateUsageStatus } from './repository.ts';
 import { settleRecipient, queueHead } from './recipients.ts';
-import { addCounts, tallyRecipients, talliedCounts } from './counts.ts';
+import { addCounts, statusChanges, tallyGuard, tallyRecipients, talliedCounts } from './counts.ts';
 import { broadcastCompleted, broadcastFailed } from './events.ts';
 import { enqueueRun } from './messages.ts';
 import { OUTCOME_UNKNOWN } from './pipeline.ts';
@@ -43,22 +43,30 @@ async function resolveAbandoned(b: Broadcast, r: Recipient): Promise<boolean> {
   return settleRecipient(b.businessId, b.id, r.contact_id, { state: 'failed', message_id: null, error: OUTCOME_UNKNOWN }, r.lease);
 }
 
+/** Tallies taken again because delivery statuses kept landing while they were taken (then the next round goes on). */
+const TALLY_TRIES = 5;
+
 /** Nothing left in the queue: tally every recipient and complete (exact counts, `broadcast.completed`). */
 export async function complete(b: Broadcast): Promise<boolean> {
-  const { counts, open } = await tallyRecipients(b.businessId, b.id);
-  if (open > 0) return false; // the queue index has not caught up yet
-  const completedAt = new Date().toISOString();
-  try {
-    await commit(
-      [{ Update: transitionInput(b.businessId, b.id, ['running'], 'completed', { completed_at: completedAt, ...talliedCounts(counts) }) }],
-      [broadcastCompleted(b, counts, completedAt)],
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-    return false; // cancelled or failed meanwhile: the next round sweeps
+  for (let attempt = 1; attempt <= TALLY_TRIES; attempt++) {
+    const seen = await statusChanges(b.businessId, b.id);
+    const { counts, open } = await tallyRecipients(b.businessId, b.id);
+    if (open > 0) return false; // the queue index has not caught up yet
+    const completedAt = new Date().toISOString();
+    try {
+      await commit(
+        [{ Update: transitionInput(b.businessId, b.id, ['running'], 'completed', { completed_at: completedAt, ...talliedCounts(counts) }, ...tallyGuard(seen)) }],
+        [broadcastCompleted(b, counts, completedAt)],
+      );
+      await updateUsageStatus(b, 'completed');
+      return true;
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+      // Cancelled or failed meanwhile (the next round sweeps), or a status overtook the tally (take it again).
+      if ((await getBroadcast(b.businessId, b.id))?.status !== 'running') return false;
+    }
   }
-  await updateUsageStatus(b, 'completed');
-  return true;
+  return false;
 }
 
 /** Marks a page of what has not gone out as cancelled. 'done' when nothing is left, 'wait' for live claims. */
@@ -82,8 +90,13 @@ export async function sweep(b: Broadcast): Promise<'done' | 'more' | 'wait'> {
   // Only live claims (or index entries that have not caught up) are left: look again later.
   if (head.length > 0) return 'wait';
   if (b.started_at) {
-    const { counts } = await tallyRecipients(b.businessId, b.id);
-    await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts));
+    // The exact counts of what went out and what did not; a status that overtakes a tally has it taken again.
+    for (let attempt = 1; attempt <= TALLY_TRIES; attempt++) {
+      const seen = await statusChanges(b.businessId, b.id);
+      const { counts } = await tallyRecipients(b.businessId, b.id);
+      if (await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts), ...tallyGuard(seen))) return 'done';
+    }
+    return 'wait';
   }
   return 'done';
 }

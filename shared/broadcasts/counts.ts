@@ -1,12 +1,33 @@
 /**
  * A broadcast's counters: the worker's deltas (top-level `c_*` numbers of the broadcast item, one ADD per step)
  * and the exact tally of every recipient that replaces them at completion.
+ *
+ * A delivery status moves its recipient and these counters in one transaction and counts itself in
+ * `status_changes`; a tally is written only if no status changed while it was taken (`tallyGuard`), else it is
+ * taken again. Without that, a status that lands between the tally's read and its write was lost or counted twice.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { applied } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { COUNT_NAMES, type Counts, type RecipientState } from './model.ts';
+
+export type CountDelta = Partial<Record<keyof Counts, number>>;
+
+/** The Update that adds `delta` to the counters (and, for a delivery status, counts one status change). */
+export function countsUpdate(businessId: string, id: string, delta: CountDelta, { untilTallied = false, statusChange = false } = {}) {
+  const entries = Object.entries(delta).filter(([, n]) => n);
+  const adds: [name: string, value: string, n: number][] = entries.map(([, n], i) => [`#c${i}`, `:c${i}`, n!]);
+  if (statusChange) adds.push(['#changes', ':one', 1]);
+  return {
+    TableName: table(),
+    Key: keys.broadcast(businessId, id),
+    UpdateExpression: `ADD ${adds.map(([name, value]) => `${name} ${value}`).join(', ')}`,
+    ConditionExpression: untilTallied ? 'attribute_exists(pk) AND attribute_not_exists(counts_tallied)' : 'attribute_exists(pk)',
+    ExpressionAttributeNames: { ...Object.fromEntries(entries.map(([k], i) => [`#c${i}`, `c_${k}`])), ...(statusChange ? { '#changes': 'status_changes' } : {}) },
+    ExpressionAttributeValues: Object.fromEntries(adds.map(([, value, n]) => [value, n])),
+  };
+}
 
 /**
  * Adds to the broadcast's counters (one write per worker step, not per message).
@@ -16,19 +37,9 @@ import { COUNT_NAMES, type Counts, type RecipientState } from './model.ts';
  * of the same broadcast that flushed late) must not apply: it would count them twice (`total 5, sent 4,
  * skipped 2`). Status webhooks move counts after completion too, so they add without that condition.
  */
-export async function addCounts(
-  businessId: string, id: string, delta: Partial<Record<keyof Counts, number>>, { untilTallied = false } = {},
-): Promise<void> {
-  const entries = Object.entries(delta).filter(([, n]) => n);
-  if (entries.length === 0) return;
-  await applied(db.send(new UpdateCommand({
-    TableName: table(),
-    Key: keys.broadcast(businessId, id),
-    UpdateExpression: `ADD ${entries.map(([k], i) => `#c${i} :c${i}`).join(', ')}`,
-    ConditionExpression: untilTallied ? 'attribute_exists(pk) AND attribute_not_exists(counts_tallied)' : 'attribute_exists(pk)',
-    ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#c${i}`, `c_${k}`])),
-    ExpressionAttributeValues: Object.fromEntries(entries.map(([, n], i) => [`:c${i}`, n])),
-  })));
+export async function addCounts(businessId: string, id: string, delta: CountDelta, { untilTallied = false } = {}): Promise<void> {
+  if (!Object.values(delta).some(Boolean)) return;
+  await applied(db.send(new UpdateCommand(countsUpdate(businessId, id, delta, { untilTallied }))));
 }
 
 /** The counters as tallied from every recipient, marked so that the worker's late deltas no longer apply. */
@@ -36,6 +47,16 @@ export const talliedCounts = (counts: Counts): Record<string, number | boolean> 
   ...Object.fromEntries(COUNT_NAMES.map((n) => [`c_${n}`, counts[n]])),
   counts_tallied: true,
 });
+
+/** How many delivery statuses the broadcast has recorded (read before a tally, checked when it is written). */
+export async function statusChanges(businessId: string, id: string): Promise<number> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.broadcast(businessId, id), ProjectionExpression: 'status_changes', ConsistentRead: true }));
+  return Number(Item?.status_changes ?? 0);
+}
+
+/** The condition (for `transition`) that no delivery status was recorded since `seen` was read. */
+export const tallyGuard = (seen: number): [string, Record<string, unknown>] =>
+  seen === 0 ? ['attribute_not_exists(status_changes)', {}] : ['status_changes = :seen', { ':seen': seen }];
 
 /** Every recipient's state, read consistently from the base table: the exact counts at completion. */
 export async function tallyRecipients(businessId: string, broadcastId: string): Promise<{ counts: Counts; open: number }> {

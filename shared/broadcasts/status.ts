@@ -1,82 +1,78 @@
 /**
  * Delivery statuses of broadcast messages. The messaging area calls `onMessageStatus` for every status
  * webhook of an outbound message; messages that no broadcast sent are ignored (one index read).
- * Each recipient moves forward only (sent → delivered → read; sent → failed), conditionally, so that a repeated
- * or out-of-order webhook never counts twice. `delivered` counts messages delivered or read; `read` those read.
+ * Each recipient moves forward only (sent → delivered → read; sent → failed), conditionally on the state it was
+ * read in, so that a repeated or out-of-order webhook never counts twice; the recipient and the broadcast's
+ * counters move in one transaction, which also counts the status change for the completion tally (counts.ts).
+ * `delivered` counts messages delivered or read; `read` those read.
  */
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
-import { isConditionFailure } from '#shared/store/conditional.ts';
-import { addCounts } from './counts.ts';
+import { cancelledByCondition } from '#shared/store/transact.ts';
 import { recipientByMessage, recipientKey } from './recipients.ts';
+import { countsUpdate, type CountDelta } from './counts.ts';
 
 export type MessageStatus = 'sent' | 'delivered' | 'read' | 'failed';
+type Failure = { code?: string | number; error?: string; message?: string };
 
-async function update(input: Omit<ConstructorParameters<typeof UpdateCommand>[0], 'TableName'>): Promise<Record<string, any> | undefined | false> {
-  try {
-    const { Attributes } = await db.send(new UpdateCommand({ TableName: table(), ...input }));
-    return Attributes;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
+/** A recipient as it stands: its state and how far its delivery got. */
+interface Seen { state?: string; delivery_status?: string }
+
+/** What `status` does to a recipient seen as `r`: its update (conditioned on exactly that) and the counters' delta; nothing if it is not a step forward. */
+function step(r: Seen, status: Exclude<MessageStatus, 'sent'>, at: string, failure?: Failure) {
+  if (r.state !== 'sent') return undefined;
+  const was = r.delivery_status;
+  const seenAs = {
+    ConditionExpression: `#state = :sent AND ${was ? 'delivery_status = :was' : 'attribute_not_exists(delivery_status)'}`,
+    names: { '#state': 'state' } as Record<string, string>,
+    values: { ':sent': 'sent', ...(was ? { ':was': was } : {}) } as Record<string, unknown>,
+  };
+  if (status === 'delivered') {
+    if (was) return undefined;
+    return { ...seenAs, set: 'SET delivery_status = :d, delivered_at = :at', more: { ':d': 'delivered', ':at': at }, delta: { delivered: 1 } as CountDelta };
   }
+  if (status === 'read') {
+    if (was === 'read') return undefined;
+    // Read implies delivered: a read that skipped the delivered webhook counts as both.
+    return { ...seenAs, set: 'SET delivery_status = :r, read_at = :at, delivered_at = if_not_exists(delivered_at, :at)', more: { ':r': 'read', ':at': at }, delta: { read: 1, delivered: was ? 0 : 1 } as CountDelta };
+  }
+  const code = failure?.code === undefined ? undefined : String(failure.code);
+  return {
+    ...seenAs,
+    names: { ...seenAs.names, '#error': 'error' },
+    set: 'SET #state = :failed, #error = :err, failed_at = :at REMOVE delivery_status',
+    more: { ':failed': 'failed', ':at': at, ':err': { error: failure?.error ?? 'message_delivery_failed', ...(code ? { code } : {}), message: failure?.message ?? 'The message could not be delivered' } },
+    delta: { sent: -1, failed: 1, delivered: was ? -1 : 0, read: was === 'read' ? -1 : 0 } as CountDelta,
+  };
 }
+
+/** Attempts against a recipient that keeps changing under us (each re-reads it). */
+const TRIES = 5;
 
 /**
  * Records a status of a message a broadcast sent. Returns true when it changed a recipient.
  * `failure` carries the upstream code of an asynchronous failure.
  */
-export async function onMessageStatus(
-  businessId: string, messageId: string, status: MessageStatus, failure?: { code?: string | number; error?: string; message?: string },
-): Promise<boolean> {
+export async function onMessageStatus(businessId: string, messageId: string, status: MessageStatus, failure?: Failure): Promise<boolean> {
   if (status === 'sent') return false;
-  const r = await recipientByMessage(businessId, messageId);
-  if (!r) return false;
-  const Key = recipientKey(businessId, r.broadcast_id, r.contact_id);
-  const at = new Date().toISOString();
-  if (status === 'delivered') {
-    const done = await update({
-      Key,
-      UpdateExpression: 'SET delivery_status = :d, delivered_at = :at',
-      ConditionExpression: '#state = :sent AND attribute_not_exists(delivery_status)',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':d': 'delivered', ':at': at, ':sent': 'sent' },
-    });
-    if (done === false) return false;
-    await addCounts(businessId, r.broadcast_id, { delivered: 1 });
-    return true;
+  const found = await recipientByMessage(businessId, messageId);
+  if (!found) return false;
+  const Key = recipientKey(businessId, found.broadcast_id, found.contact_id);
+  for (let attempt = 1; ; attempt++) {
+    const { Item } = await db.send(new GetCommand({ TableName: table(), Key, ProjectionExpression: '#state, delivery_status', ExpressionAttributeNames: { '#state': 'state' }, ConsistentRead: true }));
+    const s = step((Item ?? {}) as Seen, status, new Date().toISOString(), failure);
+    if (!s) return false;
+    try {
+      await db.send(new TransactWriteCommand({
+        TransactItems: [
+          { Update: { TableName: table(), Key, UpdateExpression: s.set, ConditionExpression: s.ConditionExpression, ExpressionAttributeNames: s.names, ExpressionAttributeValues: { ...s.values, ...s.more } } },
+          { Update: countsUpdate(businessId, found.broadcast_id, s.delta, { statusChange: true }) },
+        ],
+      }));
+      return true;
+    } catch (err) {
+      // The recipient moved between the read and the write (another status of the same message): read it again.
+      if (!cancelledByCondition(err) || attempt >= TRIES) throw err;
+    }
   }
-  if (status === 'read') {
-    const old = await update({
-      Key,
-      UpdateExpression: 'SET delivery_status = :r, read_at = :at, delivered_at = if_not_exists(delivered_at, :at)',
-      ConditionExpression: '#state = :sent AND (attribute_not_exists(delivery_status) OR delivery_status = :d)',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':r': 'read', ':d': 'delivered', ':at': at, ':sent': 'sent' },
-      ReturnValues: 'ALL_OLD',
-    });
-    if (old === false) return false;
-    // Read implies delivered: a read that skipped the delivered webhook counts as both.
-    await addCounts(businessId, r.broadcast_id, { read: 1, delivered: old?.delivery_status ? 0 : 1 });
-    return true;
-  }
-  const code = failure?.code === undefined ? undefined : String(failure.code);
-  const old = await update({
-    Key,
-    UpdateExpression: 'SET #state = :failed, #error = :err, failed_at = :at REMOVE delivery_status',
-    ConditionExpression: '#state = :sent',
-    ExpressionAttributeNames: { '#state': 'state', '#error': 'error' },
-    ExpressionAttributeValues: {
-      ':failed': 'failed',
-      ':sent': 'sent',
-      ':at': at,
-      ':err': { error: failure?.error ?? 'message_delivery_failed', ...(code ? { code } : {}), message: failure?.message ?? 'The message could not be delivered' },
-    },
-    ReturnValues: 'ALL_OLD',
-  });
-  if (old === false) return false;
-  const wasDelivered = old?.delivery_status ? 1 : 0;
-  const wasRead = old?.delivery_status === 'read' ? 1 : 0;
-  await addCounts(businessId, r.broadcast_id, { sent: -1, failed: 1, delivered: -wasDelivered, read: -wasRead });
-  return true;
 }
