@@ -47,11 +47,15 @@ const RETRY_BUDGET_MS = 5_000;
 export async function optimistic<T>(work: () => Promise<T>, budgetMs = RETRY_BUDGET_MS): Promise<T> {
   const deadline = Date.now() + budgetMs;
   for (let attempt = 1; ; attempt++) {
+    const started = Date.now();
     try {
       return await work();
     } catch (err) {
       if (!isRetryable(err)) throw err;
-      if (Date.now() >= deadline) throw conflict('conflict', 'The resource was changed by concurrent requests; retry the request');
+      // Another attempt only if one as long as the last still ends within the budget: on a starved machine a single
+      // attempt can take seconds, and one started just before the budget ran out would outlive the function's time-out.
+      const now = Date.now();
+      if (now + (now - started) >= deadline) throw conflict('conflict', 'The resource was changed by concurrent requests; retry the request');
       await sleep(Math.random() * Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
     }
   }

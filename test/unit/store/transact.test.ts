@@ -1,4 +1,4 @@
-import { cancellationCodes, cancelledByCondition } from '#shared/store/transact.ts';
+import { cancellationCodes, cancelledByCondition, optimistic, RetryableConflict } from '#shared/store/transact.ts';
 
 /** The error DynamoDB's client throws for a cancelled TransactWriteItems, with one reason per item. */
 const cancelled = (...codes: (string | undefined)[]) =>
@@ -21,5 +21,30 @@ describe('reading a cancelled transaction', () => {
     expect(cancelledByCondition(cancelled('TransactionConflict', 'None'))).toBe(false);
     expect(cancelledByCondition(Object.assign(new Error('x'), { name: 'ConditionalCheckFailedException' }))).toBe(false);
     expect(cancelledByCondition(null)).toBe(false);
+  });
+});
+
+describe('optimistic retries', () => {
+  it('retries lost races until the work commits', async () => {
+    let calls = 0;
+    const out = await optimistic(async () => {
+      calls++;
+      if (calls < 3) throw cancelled('TransactionConflict');
+      return 'done';
+    }, 1_000);
+    expect([out, calls]).toEqual(['done', 3]);
+  });
+
+  it('starts no attempt that would outlive the budget: slow attempts end in 409 within about the budget, not after it', async () => {
+    // Each attempt takes 300 ms and loses its race; the budget is 1 s. Attempts start at 0, 300 and 600 ms; a fourth
+    // (900 + 300 > 1000) is not started.
+    let calls = 0;
+    const err = await optimistic(async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 300));
+      throw new RetryableConflict();
+    }, 1_000).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 409, body: { error: 'conflict' } });
+    expect(calls).toBeLessThanOrEqual(3); // the old rule started a fourth at 900 ms, ending at 1.2 s
   });
 });
