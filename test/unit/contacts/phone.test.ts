@@ -15,3 +15,23 @@ describe('normalizePhone', () => {
     expect(normalizePhone(input)).toBeNull();
   });
 });
+
+describe('the country calling codes', () => {
+  it('are exactly the ones libphonenumber knows', async () => {
+    const { default: metadata } = await import('libphonenumber-js/metadata.min.json', { with: { type: 'json' } });
+    const { COUNTRY_CALLING_CODES } = await import('#shared/contacts/calling-codes.ts');
+    expect([...COUNTRY_CALLING_CODES].sort()).toEqual([...Object.keys(metadata.country_calling_codes), ...Object.keys(metadata.nonGeographic)].sort());
+  });
+
+  it('decide as libphonenumber did, for every calling-code prefix and 20,000 random numbers', async () => {
+    const { parsePhoneNumberFromString } = await import('libphonenumber-js');
+    const byLibphonenumber = (digits: string) => (parsePhoneNumberFromString(`+${digits}`)?.countryCallingCode ? `+${digits}` : null);
+    const random = (n: number) => Array.from({ length: n }, (_, i) => String(i === 0 ? 1 + Math.floor(Math.random() * 9) : Math.floor(Math.random() * 10))).join('');
+    const numbers = [
+      ...Array.from({ length: 1000 }, (_, p) => `${p}`.padEnd(11, '5')).filter((d) => !d.startsWith('0')),
+      ...Array.from({ length: 20_000 }, () => random(8 + Math.floor(Math.random() * 8))),
+    ];
+    const differ = numbers.filter((d) => normalizePhone(`+${d}`) !== byLibphonenumber(d));
+    expect(differ).toEqual([]);
+  });
+});
