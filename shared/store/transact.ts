@@ -46,16 +46,18 @@ const RETRY_BUDGET_MS = 5_000;
  */
 export async function optimistic<T>(work: () => Promise<T>, budgetMs = RETRY_BUDGET_MS): Promise<T> {
   const deadline = Date.now() + budgetMs;
+  // Endpoints get twice the budget (10 s): an attempt as long as the last one must still end before most of that.
+  const mustEndBy = deadline + budgetMs * 0.8;
   for (let attempt = 1; ; attempt++) {
     const started = Date.now();
     try {
       return await work();
     } catch (err) {
       if (!isRetryable(err)) throw err;
-      // Another attempt only if one as long as the last still ends within the budget: on a starved machine a single
-      // attempt can take seconds, and one started just before the budget ran out would outlive the function's time-out.
+      // On a starved machine one attempt can take seconds: one started just before the budget ran out would
+      // outlive the function's time-out (a 503) instead of answering 409.
       const now = Date.now();
-      if (now + (now - started) >= deadline) throw conflict('conflict', 'The resource was changed by concurrent requests; retry the request');
+      if (now >= deadline || now + (now - started) >= mustEndBy) throw conflict('conflict', 'The resource was changed by concurrent requests; retry the request');
       await sleep(Math.random() * Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
     }
   }

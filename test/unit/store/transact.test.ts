@@ -35,16 +35,26 @@ describe('optimistic retries', () => {
     expect([out, calls]).toEqual(['done', 3]);
   });
 
-  it('starts no attempt that would outlive the budget: slow attempts end in 409 within about the budget, not after it', async () => {
-    // Each attempt takes 300 ms and loses its race; the budget is 1 s. Attempts start at 0, 300 and 600 ms; a fourth
-    // (900 + 300 > 1000) is not started.
+  it('starts no attempt that would run past the time-out: a slow attempt near the end of the budget ends in 409', async () => {
+    // Budget 1 s, so attempts must end by 1.8 s. The first attempt takes 950 ms and loses its race: another as long
+    // would end at 1.9 s, so none is started (the old rule started it, since 950 ms was still inside the budget).
     let calls = 0;
     const err = await optimistic(async () => {
       calls++;
-      await new Promise((r) => setTimeout(r, 300));
+      await new Promise((r) => setTimeout(r, 950));
       throw new RetryableConflict();
     }, 1_000).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 409, body: { error: 'conflict' } });
-    expect(calls).toBeLessThanOrEqual(3); // the old rule started a fourth at 900 ms, ending at 1.2 s
+    expect(calls).toBe(1);
+  });
+
+  it('keeps retrying short attempts for the whole budget', async () => {
+    let calls = 0;
+    await optimistic(async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 100));
+      throw new RetryableConflict();
+    }, 1_000).catch(() => undefined);
+    expect(calls).toBeGreaterThanOrEqual(5);
   });
 });
