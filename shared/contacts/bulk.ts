@@ -54,7 +54,7 @@ interface Unit {
   alone: () => Promise<BulkItemResult>;
 }
 
-const TRANSACTION_ITEMS = 100;
+const TRANSACTION_ITEMS = 64; // leaves room for the segment counter items commit adds (segments/counters)
 /** Groups that touch no shared item (no stage counter) run this many at a time. */
 const PARALLEL_GROUPS = 4;
 const failedCode: Record<BulkOperation, string> = {
@@ -211,7 +211,7 @@ function fieldUnit(bid: string, index: number, stored: StoredContact, next: Cont
   next.updated_at = new Date().toISOString();
   return {
     index,
-    items: [contactPut(bid, next, stored.version)],
+    items: [contactPut(bid, next, stored.version, stored.contact)],
     events: [contactUpdated(bid, next, changed)],
     done: { success: true, contact_id: next.id },
     alone,
@@ -295,7 +295,7 @@ async function bulkById(bid: string, op: Exclude<BulkOperation, 'create' | 'upda
       const from = c.funnel_stage_id && stages.has(c.funnel_stage_id) ? c.funnel_stage_id : null;
       units.push({
         index,
-        items: [contactPut(bid, next, s.version), phoneRelease(bid, c.phone_number, id)],
+        items: [contactPut(bid, next, s.version, c), phoneRelease(bid, c.phone_number, id)],
         events: [contactDeleted(bid, next)],
         move: { from, to: null },
         done: ok,
@@ -311,7 +311,7 @@ async function bulkById(bid: string, op: Exclude<BulkOperation, 'create' | 'upda
       const fromStage = c.funnel_stage_id ? stages.get(c.funnel_stage_id) : undefined;
       units.push({
         index,
-        items: [contactPut(bid, next, s.version)],
+        items: [contactPut(bid, next, s.version, c)],
         events: [contactStageChanged(bid, next, fromStage ? { id: fromStage.id, name: fromStage.name } : null, target ? { id: target.id, name: target.name } : null, now)],
         move: { from: fromStage ? fromStage.id : null, to: stageId },
         done: ok,

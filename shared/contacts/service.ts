@@ -134,7 +134,7 @@ export async function updateContact(bid: string, id: string, patch: UpdateContac
     next.updated_at = new Date().toISOString();
 
     const tx = new Tx();
-    tx.add('contact', contactPut(bid, next, stored.version));
+    tx.add('contact', contactPut(bid, next, stored.version, stored.contact));
     if (next.phone_number !== before.phone_number) {
       tx.add('phone', phoneClaim(bid, next.phone_number, id));
       tx.add('oldPhone', phoneRelease(bid, before.phone_number, id));
@@ -177,7 +177,7 @@ export async function deleteContact(bid: string, id: string): Promise<void> {
     const from = stored.contact.funnel_stage_id ? await getStage(bid, stored.contact.funnel_stage_id) : undefined;
     // A deleted contact is in no count: it leaves its stage's counter (its record keeps the stage id as history).
     const items = [
-      contactPut(bid, next, stored.version),
+      contactPut(bid, next, stored.version, stored.contact),
       phoneRelease(bid, stored.contact.phone_number, id),
       ...stageCountItems(bid, [{ from: from ? from.id : null, to: null }]).items,
     ];

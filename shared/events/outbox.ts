@@ -61,13 +61,26 @@ export async function publish(events: DomainEvent[], options: { resent?: boolean
 const TRANSACTION_LIMIT = 100;
 
 /**
+ * Items another area adds to every transaction that writes its inputs (the segment counters add theirs to
+ * each contact write), so no write path can forget them. A hook returns [] when the transaction is not its business.
+ */
+type CommitHook = (items: TransactItem[]) => Promise<TransactItem[]>;
+const hooks: CommitHook[] = [];
+export const addCommitHook = (hook: CommitHook) => { if (!hooks.includes(hook)) hooks.push(hook); };
+
+/**
  * Writes `items` and the outbox items of `events` atomically, then publishes the events.
  * DynamoDB allows 100 items per transaction; callers keep their units of work below that.
  */
 export async function commit(items: TransactItem[], events: DomainEvent[] = []): Promise<void> {
-  const all = [...items, ...events.map(outboxPut)];
+  const added = (await Promise.all(hooks.map((h) => h(items)))).flat();
+  const all = [...items, ...events.map(outboxPut), ...added];
   if (all.length === 0) return;
-  if (all.length > TRANSACTION_LIMIT) throw new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT}`);
+  if (all.length > TRANSACTION_LIMIT) {
+    if (added.length === 0) throw new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT}`);
+    // Grown past the limit by hook items: a cancellation, so a grouped caller redoes its items one by one.
+    throw Object.assign(new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT} with its counter items`), { name: 'TransactionCanceledException', CancellationReasons: [] });
+  }
   // Without the queue's URL no event could ever be published: fail before the state changes, not after.
   if (events.length > 0) queueUrl('events');
   await db.send(new TransactWriteCommand({ TransactItems: all }));
