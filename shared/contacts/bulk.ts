@@ -8,17 +8,14 @@
  * and gives each contact its own result. Contacts that repeat a phone number of the same request also take
  * that path, so the second one gets `duplicate_contact` naming the first.
  */
-import pLimit from 'p-limit';
 import * as v from 'valibot';
-import { commit, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
 import { ApiError, notFound, validationError } from '#shared/http/errors.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { summarize, toFieldErrors } from '#shared/http/validation.ts';
 import { logger } from '#shared/log/logger.ts';
-import { listStages, stageCountItems } from '#shared/funnel/repository.ts';
+import { listStages } from '#shared/funnel/repository.ts';
 import { contactStageChanged } from '#shared/funnel/events.ts';
 import { moveContact } from '#shared/funnel/move.ts';
-import { cancellationCodes } from '#shared/store/transact.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 import type { Contact } from './model.ts';
 import { normalizePhone } from './phone.ts';
@@ -26,16 +23,10 @@ import { batchGetContacts, batchGetPhoneClaims, contactPut, newContact, phoneCla
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { applyFieldPatch, createContact, deleteContact, updateContact, type FieldPatch } from './service.ts';
 import { dedupeTags } from './schemas.ts';
+import { writeGroups, type BulkItemResult, type Unit } from './bulk-groups.ts';
 import { bulkCreateItem, bulkUpdateItem, listOf, type BulkBody, type BulkOperation } from './bulk-schemas.ts';
 
-export interface BulkItemResult {
-  success: boolean;
-  contact_id: string | null;
-  phone_number?: string;
-  error?: string;
-  message?: string;
-  existing_contact_id?: string;
-}
+export type { BulkItemResult } from './bulk-groups.ts';
 
 export interface BulkResult {
   operation: BulkOperation;
@@ -44,19 +35,6 @@ export interface BulkResult {
   results: BulkItemResult[];
 }
 
-/** One contact's share of a group transaction, and how to redo it alone if the group is cancelled. */
-interface Unit {
-  index: number;
-  items: TransactItem[];
-  events: DomainEvent[];
-  move?: { from: string | null; to: string | null };
-  done: BulkItemResult;
-  alone: () => Promise<BulkItemResult>;
-}
-
-const TRANSACTION_ITEMS = 64; // leaves room for the segment counter items commit adds (segments/counters)
-/** Groups that touch no shared item (no stage counter) run this many at a time. */
-const PARALLEL_GROUPS = 4;
 const failedCode: Record<BulkOperation, string> = {
   create: 'create_failed',
   update: 'update_failed',
@@ -81,44 +59,6 @@ function itemError(op: BulkOperation, contactId: string | null, err: unknown, ex
   }
   logger.error('bulk item failed', { error: err as Error, operation: op });
   return fail(contactId, failedCode[op], 'The operation failed for this contact', extra);
-}
-
-/** Counter items a group needs: one per stage whose count changes. */
-const stagesTouched = (units: Unit[]) => new Set(units.flatMap((u) => (u.move && u.move.from !== u.move.to ? [u.move.from, u.move.to] : [])).filter(Boolean));
-
-/** Greedy groups that fit one transaction (contact items + outbox events + stage counters). */
-function groups(units: Unit[]): Unit[][] {
-  const out: Unit[][] = [];
-  let current: Unit[] = [];
-  let size = 0;
-  for (const u of units) {
-    const own = u.items.length + u.events.length;
-    const counters = stagesTouched([...current, u]).size;
-    if (current.length > 0 && size + own + counters > TRANSACTION_ITEMS) {
-      out.push(current);
-      current = [];
-      size = 0;
-    }
-    current.push(u);
-    size += own;
-  }
-  if (current.length > 0) out.push(current);
-  return out;
-}
-
-async function writeGroups(bid: string, units: Unit[], results: BulkItemResult[], parallel: boolean): Promise<void> {
-  // Groups that share stage counters would only contend with each other: they run one after the other.
-  const limit = pLimit(parallel ? PARALLEL_GROUPS : 1);
-  await Promise.all(groups(units).map((group) => limit(async () => {
-    const counters = stageCountItems(bid, group.flatMap((u) => (u.move ? [u.move] : []))).items;
-    try {
-      await commit([...group.flatMap((u) => u.items), ...counters], group.flatMap((u) => u.events));
-      for (const u of group) results[u.index] = u.done;
-    } catch (err) {
-      if (!cancellationCodes(err)) throw err;
-      for (const u of group) results[u.index] = await u.alone();
-    }
-  })));
 }
 
 export async function runBulk(bid: string, body: BulkBody): Promise<BulkResult> {

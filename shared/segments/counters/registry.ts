@@ -44,8 +44,20 @@ export function countedRules(records: SegmentRecord[]): CountedRule[] {
 /** The counters of a business as a contact write must see them (strongly consistent). */
 export const listCountedRules = async (bid: string) => countedRules(await listSegments(bid, true));
 
+/** Told after this container registered counters (the copy of contact writes, copy.ts, is then read again). */
+const registered: ((bid: string) => void)[] = [];
+export const onCountersRegistered = (listener: (bid: string) => void) => { registered.push(listener); };
+
 /** Bumps `v` on every range (creating the items) and drops the attributes of counters no longer kept. */
 export async function registerCounters(bid: string, drop: string[] = []): Promise<void> {
+  try {
+    await bumpRanges(bid, drop);
+  } finally {
+    for (const listener of registered) listener(bid);
+  }
+}
+
+async function bumpRanges(bid: string, drop: string[]): Promise<void> {
   const names: Record<string, string> = {};
   const removes = drop.flatMap((k) => [k, equivalentKey(k)]).flatMap((k, i) => {
     names[`#n${i}`] = `n_${k}`;

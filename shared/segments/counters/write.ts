@@ -8,9 +8,12 @@
  * of its cursor, with base deltas for the counters whose backfill has passed the contact;
  * plus one update per minute item holding a future step of a time-relative rule. A change that moves no count
  * and meets no backfill is a condition check only; a change that leaves the projection as it was adds nothing.
+ * The counter items and rules come from the container's copy (copy.ts), not from reads: the conditions above are
+ * what proves the copy current, and a write whose copy was stale is cancelled on one of them.
  */
 import { ConditionCheck } from './condition.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { counterCopy } from './copy.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import type { Contact } from '#shared/contacts/model.ts';
 import { db, table } from '#shared/store/client.ts';
@@ -18,8 +21,12 @@ import { keys } from '#shared/store/keys.ts';
 import { decodeProjection, encodeProjection } from '#shared/contacts/filters/projection.ts';
 import { clock } from './clock.ts';
 import { DONE, passed, rangeOf } from './ranges.ts';
-import { listCountedRules } from './registry.ts';
 import { RangeDeltas } from './deltas.ts';
+
+const guard = (bid: string, item: TransactItem): TransactItem => {
+  counterItemBusiness.set(item, bid);
+  return item;
+};
 
 export interface ContactChange { before: Contact | null; after: Contact | null }
 
@@ -30,6 +37,9 @@ export async function readCounterItem(bid: string, range: number): Promise<Recor
   return Item;
 }
 
+/** The business of each counter item built here, so a cancellation on one of them drops that business's copy. */
+export const counterItemBusiness = new WeakMap<TransactItem, string>();
+
 /** The counter items to add to the transaction that writes these contact changes. */
 export async function segmentCountItems(bid: string, changes: ContactChange[]): Promise<TransactItem[]> {
   const moving = changes
@@ -39,9 +49,9 @@ export async function segmentCountItems(bid: string, changes: ContactChange[]): 
   const byRange = new Map<number, typeof moving>();
   for (const c of moving) byRange.set(rangeOf(c.id), [...(byRange.get(rangeOf(c.id)) ?? []), c]);
   const ranges = [...byRange.keys()];
-  // The counter items first, the list second: a list read after a `v` includes every counter registered by then.
-  const items = await Promise.all(ranges.map((r) => readCounterItem(bid, r)));
-  const rules = items.some(Boolean) ? await listCountedRules(bid) : [];
+  const copy = await counterCopy(bid);
+  const items = ranges.map((r) => copy.items[r]);
+  const rules = copy.rules;
   const t0 = Math.floor(clock.now() / 1000);
   const out: TransactItem[] = [];
   ranges.forEach((r, i) => {
@@ -49,7 +59,7 @@ export async function segmentCountItems(bid: string, changes: ContactChange[]): 
     const key = keys.segmentCounter(bid, r);
     if (!item) {
       // No counter registered yet: the write must not land after one is.
-      out.push(ConditionCheck(key, 'attribute_not_exists(pk)'));
+      out.push(guard(bid, ConditionCheck(key, 'attribute_not_exists(pk)')));
       return;
     }
     const deltas = new RangeDeltas();
@@ -77,17 +87,17 @@ export async function segmentCountItems(bid: string, changes: ContactChange[]): 
     const condition = ['v = :v', ...ahead].join(' AND ');
     const withNames = Object.keys(names).length ? { ExpressionAttributeNames: names } : {};
     if (adds.length === 0 && !backfilling) {
-      out.push({ ConditionCheck: { TableName: table(), Key: key, ConditionExpression: condition, ...withNames, ExpressionAttributeValues: values } });
+      out.push(guard(bid, { ConditionCheck: { TableName: table(), Key: key, ConditionExpression: condition, ...withNames, ExpressionAttributeValues: values } }));
     } else {
       values[':one'] = 1;
-      out.push({ Update: {
+      out.push(guard(bid, { Update: {
         TableName: table(),
         Key: key,
         UpdateExpression: `ADD ${['w :one', ...adds].join(', ')}`,
         ConditionExpression: condition,
         ...withNames,
         ExpressionAttributeValues: values,
-      } });
+      } }));
     }
     out.push(...deltas.datedUpdates(bid, r));
   });

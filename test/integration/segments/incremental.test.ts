@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { countCalls, measure } from '../../support/dynamo-calls.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { newTenant } from '../../support/api.ts';
@@ -122,5 +123,37 @@ describe('maintained segment counts', () => {
       TableName: table(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :t)', ExpressionAttributeValues: { ':pk': keys.segmentCounterPk(bid, r), ':t': 'T#' },
     }))));
     expect(left.reduce((n, p) => n + (p.Items?.length ?? 0), 0)).toBe(0); // every step 40 days back is folded
+  }, 120_000);
+  it('build contact writes from the container\'s copy: no counter reads while it is current, exact when another container changed the counters', async () => {
+    // Prepare: a segment, and a first write that loads this container's copy of the counters
+    const t = await newTenant();
+    const bid = t.businessId;
+    const { dynamo } = await import('#shared/store/client.ts');
+    countCalls(dynamo);
+    const { createSegment } = await import('#shared/segments/service.ts');
+    const { putSegment } = await import('#shared/segments/repository.ts');
+    const contacts = await import('#shared/contacts/service.ts');
+    const seeded = await seedContacts(bid, Array.from({ length: 40 }, (_, i) => contact({ tags: i % 2 ? ['vip'] : [] })), 4);
+    await createSegment(bid, { name: 'vip', type: 'dynamic', rules: VIP });
+    await contacts.updateContact(bid, seeded[0].id, { add_tags: ['vip'] });
+
+    // Act 1: a write with a current copy
+    const current = await measure(() => contacts.updateContact(bid, seeded[2].id, { add_tags: ['vip'] }));
+
+    // Assess 1: the contact read and the transaction, nothing else
+    expect(current.calls.map((c) => c.command)).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+
+    // Act 2: another container adds a segment (its segment item and the `v` bump, which this container does not hear of)
+    const now = new Date().toISOString();
+    const other = { id: randomUUID(), name: 'other', description: null, color: null, segmentType: 'dynamic' as const, rules: RECENT, rulesFormat: 'filters' as const, contactCount: 0, countedAt: null, counterKey: 'other0copy', createdAt: now, updatedAt: now };
+    await putSegment(bid, other);
+    await Promise.all(Array.from({ length: 16 }, (_, r) => db.send(new UpdateCommand({ TableName: table(), Key: keys.segmentCounter(bid, r), UpdateExpression: 'ADD v :one', ExpressionAttributeValues: { ':one': 1 } }))));
+    expect((await counts(bid)).other).toEqual({ count: 40, stale: false }); // backfilled
+    const stale = await measure(() => Promise.all(seeded.slice(4, 24).map((c, i) => (i % 3 ? contacts.updateContact(bid, c.id, { remove_tags: ['vip'] }) : contacts.deleteContact(bid, c.id)))));
+
+    // Assess 2: the stale copy cost cancelled transactions and one re-read, and the counts are exact
+    expect(stale.calls.some((c) => c.command === 'BatchGetItemCommand')).toBe(true);
+    const at = Date.now();
+    expect(await counts(bid)).toEqual({ vip: { count: await scanCount(bid, VIP, at), stale: false }, other: { count: await scanCount(bid, RECENT, at), stale: false } });
   }, 120_000);
 });
