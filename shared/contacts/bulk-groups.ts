@@ -62,14 +62,30 @@ export function itemError(op: BulkOperation, contactId: string | null, err: unkn
 /** Counter items a group needs: one per stage whose count changes. */
 const stagesTouched = (units: Unit[]) => new Set(units.flatMap((u) => (u.move && u.move.from !== u.move.to ? [u.move.from, u.move.to] : [])).filter(Boolean));
 
-/** Greedy groups that fit one transaction (contact items + outbox events + stage counters). */
+/**
+ * Room left per contact-id range a group touches for the segment counter items commit adds (segments/counters:
+ * the range's counter item and, for time-relative rules, usually one minute item). A group past 100 with them
+ * is redone contact by contact.
+ */
+const COUNTER_ITEMS_PER_RANGE = 2;
+
+/** The contact a unit writes (its contact Put). */
+const contactIdOf = (u: Unit): string => String(u.items.find((i) => i.Put?.Item?.type === 'contact')?.Put?.Item?.id ?? '');
+/** Segment counter ranges a group touches (counters/ranges.ts: the first character of the contact id). */
+const rangesTouched = (units: Unit[]) => new Set(units.map((u) => contactIdOf(u).charAt(0))).size;
+
+/**
+ * Greedy groups that fit one transaction (contact items + outbox events + stage counters + segment counter
+ * items). Units go in contact-id order, so each group touches few segment counter ranges and groups running
+ * at the same time touch different ones (transactions sharing an item conflict).
+ */
 function groups(units: Unit[]): Unit[][] {
   const out: Unit[][] = [];
   let current: Unit[] = [];
   let size = 0;
-  for (const u of units) {
+  for (const u of [...units].sort((a, b) => (contactIdOf(a) < contactIdOf(b) ? -1 : 1))) {
     const own = u.items.length + u.events.length;
-    const counters = stagesTouched([...current, u]).size;
+    const counters = stagesTouched([...current, u]).size + COUNTER_ITEMS_PER_RANGE * rangesTouched([...current, u]);
     if (current.length > 0 && size + own + counters > TRANSACTION_ITEMS) {
       out.push(current);
       current = [];

@@ -123,7 +123,7 @@ function fieldUnit(bid: string, index: number, stored: StoredContact, next: Cont
   next.updated_at = new Date().toISOString();
   return {
     index,
-    items: [contactPut(bid, next, stored.version)],
+    items: [contactPut(bid, next, stored.version, stored.contact)],
     events: [contactUpdated(bid, next, changed)],
     done: { success: true, contact_id: next.id },
     alone,
@@ -207,7 +207,7 @@ async function bulkById(bid: string, op: Exclude<BulkOperation, 'create' | 'upda
       const from = c.funnel_stage_id && stages.has(c.funnel_stage_id) ? c.funnel_stage_id : null;
       units.push({
         index,
-        items: [contactPut(bid, next, s.version), ...identityReleases(bid, c)],
+        items: [contactPut(bid, next, s.version, c), ...identityReleases(bid, c)],
         events: [contactDeleted(bid, next)],
         move: { from, to: null },
         done: ok,
@@ -223,7 +223,7 @@ async function bulkById(bid: string, op: Exclude<BulkOperation, 'create' | 'upda
       const fromStage = c.funnel_stage_id ? stages.get(c.funnel_stage_id) : undefined;
       units.push({
         index,
-        items: [contactPut(bid, next, s.version)],
+        items: [contactPut(bid, next, s.version, c)],
         events: [contactStageChanged(bid, next, fromStage ? { id: fromStage.id, name: fromStage.name } : null, target ? { id: target.id, name: target.name } : null, now)],
         move: { from: fromStage ? fromStage.id : null, to: stageId },
         done: ok,

@@ -22,6 +22,7 @@ import { normalizePhone } from './phone.ts';
 import { contactCreated } from './events.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
 import { ownerPut } from '#shared/auth/ownership.ts';
+import { trackContactWrite } from '#shared/segments/counters/hook.ts';
 
 export interface StoredContact {
   contact: Contact;
@@ -56,17 +57,18 @@ export const newContact = (fields: Partial<Contact>, now = new Date().toISOStrin
  * The Put of a contact record. `expectedVersion` null: a new item (must not exist); otherwise the write only
  * lands if nobody changed the record since it was read at that version.
  */
-export function contactPut(bid: string, contact: Contact, expectedVersion: number | null): TransactItem {
+export function contactPut(bid: string, contact: Contact, expectedVersion: number | null, before: Contact | null = null): TransactItem {
   const version = (expectedVersion ?? 0) + 1;
   const index = contact.deleted_at ? {} : projectionAttributes(bid, contact);
-  return {
+  if (expectedVersion !== null && before === null) throw new Error('contactPut of an existing contact needs the record it replaces (segment counts)');
+  return trackContactWrite(bid, before, contact, {
     Put: {
       TableName: table(),
       Item: { ...keys.contact(bid, contact.id), type: 'contact', businessId: bid, version, ...contact, ...index },
       ConditionExpression: expectedVersion === null ? 'attribute_not_exists(pk)' : '#v = :v',
       ...(expectedVersion === null ? {} : { ExpressionAttributeNames: { '#v': 'version' }, ExpressionAttributeValues: { ':v': expectedVersion } }),
     },
-  };
+  });
 }
 
 export const phoneClaim = (bid: string, phone: string, contactId: string): TransactItem => ({
@@ -206,7 +208,7 @@ export async function recordContactActivity(businessId: string, contactId: strin
     if (current && current >= atIso) return;
     const next: Contact = { ...stored.contact, last_contact_at: atIso };
     try {
-      await commit([contactPut(businessId, next, stored.version)]);
+      await commit([contactPut(businessId, next, stored.version, stored.contact)]);
     } catch (err) {
       if (cancellationCodes(err)) throw new RetryableConflict();
       throw err;

@@ -134,7 +134,7 @@ export async function updateContact(bid: string, id: string, patch: UpdateContac
     next.updated_at = new Date().toISOString();
 
     const tx = new Tx();
-    tx.add('contact', contactPut(bid, next, stored.version));
+    tx.add('contact', contactPut(bid, next, stored.version, stored.contact));
     const newPhone = phone !== undefined && phone !== before.phone_number ? phone : undefined;
     if (newPhone) {
       tx.add('phone', phoneClaim(bid, newPhone, id));
@@ -179,7 +179,7 @@ export async function deleteContact(bid: string, id: string): Promise<void> {
     const from = stored.contact.funnel_stage_id ? await getStage(bid, stored.contact.funnel_stage_id) : undefined;
     // A deleted contact is in no count: it leaves its stage's counter (its record keeps the stage id as history).
     const items = [
-      contactPut(bid, next, stored.version),
+      contactPut(bid, next, stored.version, stored.contact),
       ...identityReleases(bid, stored.contact),
       ...stageCountItems(bid, [{ from: from ? from.id : null, to: null }]).items,
     ];

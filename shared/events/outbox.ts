@@ -13,6 +13,7 @@ import { ConfigurationError } from '#shared/settings/env.ts';
 import { logger } from '#shared/log/logger.ts';
 import type { EventName } from './names.ts';
 import { eventSk, orderingKey, UNORDERED } from './ordering.ts';
+import { cancellationCodes, type CancelCode } from '#shared/store/transact.ts';
 
 export interface DomainEvent {
   id: string;
@@ -61,15 +62,58 @@ export async function publish(events: DomainEvent[], options: { resent?: boolean
 const TRANSACTION_LIMIT = 100;
 
 /**
+ * Items another area adds to every transaction that writes its inputs (the segment counters add theirs to
+ * each contact write), so no write path can forget them. `items` returns [] when the transaction is not its
+ * business. `cancelled` hears which of its items failed (their codes), to drop whatever they were built from.
+ */
+export interface CommitHook {
+  items: (items: TransactItem[]) => Promise<TransactItem[]>;
+  cancelled?: (added: TransactItem[], codes: CancelCode[]) => void;
+}
+const hooks: CommitHook[] = [];
+export const addCommitHook = (hook: CommitHook) => { if (!hooks.includes(hook)) hooks.push(hook); };
+
+/** Sends of one transaction whose only failures were in hook items (a stale copy, a conflict on a shared counter). */
+const HOOK_ATTEMPTS = 4;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
  * Writes `items` and the outbox items of `events` atomically, then publishes the events.
  * DynamoDB allows 100 items per transaction; callers keep their units of work below that.
+ *
+ * When the transaction is cancelled by hook items alone (every item of the caller's passed), it is sent again with
+ * the hook items built anew: the caller's items and their conditions are unchanged, so this is the same write a
+ * moment later. Any other cancellation goes to the caller, which re-reads and retries (store/transact.ts).
  */
 export async function commit(items: TransactItem[], events: DomainEvent[] = []): Promise<void> {
-  const all = [...items, ...events.map(outboxPut)];
-  if (all.length === 0) return;
-  if (all.length > TRANSACTION_LIMIT) throw new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT}`);
   // Without the queue's URL no event could ever be published: fail before the state changes, not after.
   if (events.length > 0) queueUrl('events');
-  await db.send(new TransactWriteCommand({ TransactItems: all }));
+  const own = [...items, ...events.map(outboxPut)];
+  for (let attempt = 1; ; attempt++) {
+    const added = await Promise.all(hooks.map((h) => h.items(items)));
+    const all = [...own, ...added.flat()];
+    if (all.length === 0) return;
+    if (all.length > TRANSACTION_LIMIT) {
+      if (all.length === own.length) throw new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT}`);
+      // Grown past the limit by hook items: a cancellation, so a grouped caller redoes its items one by one.
+      throw Object.assign(new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT} with its counter items`), { name: 'TransactionCanceledException', CancellationReasons: [] });
+    }
+    try {
+      await db.send(new TransactWriteCommand({ TransactItems: all }));
+      break;
+    } catch (err) {
+      const codes = cancellationCodes(err);
+      if (!codes || codes.length !== all.length) throw err;
+      let at = own.length;
+      for (const [i, h] of hooks.entries()) {
+        const mine = codes.slice(at, at + added[i].length);
+        at += added[i].length;
+        if (mine.some((c) => c !== 'None')) h.cancelled?.(added[i], mine);
+      }
+      const ownPassed = codes.slice(0, own.length).every((c) => c === 'None');
+      if (!ownPassed || attempt >= HOOK_ATTEMPTS) throw err;
+      if (codes.includes('TransactionConflict')) await sleep(Math.random() * 10 * attempt);
+    }
+  }
   await publish(events);
 }

@@ -39,7 +39,7 @@ export async function moveContact(bid: string, contactId: string, stageId: strin
     const counts = stageCountItems(bid, [{ from: from ? fromId : null, to: next.funnel_stage_id }]);
     try {
       await commit(
-        [contactPut(bid, next, stored.version), ...counts.items],
+        [contactPut(bid, next, stored.version, stored.contact), ...counts.items],
         [contactStageChanged(bid, next, ref(from), ref(target), movedAt)],
       );
     } catch (err) {

@@ -12,6 +12,7 @@ import { projectContact, type ProjectedContact } from '#shared/contacts/filters/
 import { ScanDeadlineExceeded, byCreatedDesc, scanProjection } from '#shared/contacts/filters/scan.ts';
 import { equivalentFilters, parseRules, rulesCondition } from './rules.ts';
 import { listMemberIds, storeCount, type SegmentRecord } from './repository.ts';
+import { maintainedCounts, type MaintainedCount } from './counters/counts.ts';
 
 export interface CountOutcome {
   count: number;
@@ -48,11 +49,38 @@ export async function segmentPredicate(bid: string, record: SegmentRecord, nowMs
   return parsed.ok ? compileCondition(rulesCondition(parsed, nowMs)) : null;
 }
 
-export async function countSegments(
-  bid: string,
-  records: SegmentRecord[],
-  opts: { deadline?: number; collect?: string; store?: boolean } = {},
-): Promise<Map<string, CountOutcome>> {
+type CountOptions = { deadline?: number; collect?: string; store?: boolean };
+
+/**
+ * Dynamic segments are answered from their maintained counters (counters/); the projection scan below is left
+ * for static segments, for a member list (`collect`) and for the counters' backfill.
+ */
+export async function countSegments(bid: string, records: SegmentRecord[], opts: CountOptions = {}): Promise<Map<string, CountOutcome>> {
+  const maintained = records.filter((r) => r.segmentType === 'dynamic' && r.id !== opts.collect && parseRules(r.rules).ok);
+  const counted = maintained.length > 0 ? await maintainedCounts(bid, maintained, opts.deadline) : new Map<string, MaintainedCount>();
+  const rest = records.filter((r) => !counted.has(r.id));
+  const out = rest.length > 0 ? await scanCounts(bid, rest, opts) : new Map<string, CountOutcome>();
+  const countedAt = new Date().toISOString();
+  const writes: Promise<void>[] = [];
+  for (const r of maintained) {
+    const m = counted.get(r.id);
+    if (!m) continue;
+    out.set(r.id, { count: m.count, stale: m.stale, filters: m.stale ? staticFilters(r) : maintainedFilters(r, m) });
+    if (!m.stale && opts.store !== false && m.count !== r.contactCount) writes.push(storeCount(bid, r.id, m.count, countedAt));
+  }
+  await Promise.all(writes);
+  return out;
+}
+
+/** v3 rules are their own filters; legacy rules show their v3 equivalent once both counted the same. */
+function maintainedFilters(r: SegmentRecord, m: MaintainedCount): Filters | null {
+  const parsed = parseRules(r.rules);
+  if (!parsed.ok) return null;
+  if (parsed.format === 'filters') return parsed.filters;
+  return m.equivalent === m.count ? equivalentFilters(parsed) : null;
+}
+
+async function scanCounts(bid: string, records: SegmentRecord[], opts: CountOptions): Promise<Map<string, CountOutcome>> {
   const nowMs = Date.now();
   const out = new Map<string, CountOutcome>();
   const evaluators: Evaluator[] = [];

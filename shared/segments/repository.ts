@@ -26,11 +26,13 @@ export interface SegmentRecord {
   /** The last count that was computed (shown with countStale when a live count cannot finish). */
   contactCount: number;
   countedAt: string | null;
+  /** Dynamic: the key of its maintained counters (new with every rule change); null on segments made before them. */
+  counterKey: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
-const FIELDS = ['id', 'name', 'description', 'color', 'segmentType', 'rules', 'rulesFormat', 'contactCount', 'countedAt', 'createdAt', 'updatedAt'] as const;
+const FIELDS = ['id', 'name', 'description', 'color', 'segmentType', 'rules', 'rulesFormat', 'contactCount', 'countedAt', 'counterKey', 'createdAt', 'updatedAt'] as const;
 
 const toRecord = (item: Record<string, any>): SegmentRecord =>
   Object.fromEntries(FIELDS.map((f) => [f, item[f] ?? (f === 'contactCount' ? 0 : null)])) as unknown as SegmentRecord;
@@ -48,9 +50,9 @@ export async function getSegment(bid: string, id: string): Promise<SegmentRecord
   return Item ? toRecord(Item) : undefined;
 }
 
-export async function listSegments(bid: string): Promise<SegmentRecord[]> {
+export async function listSegments(bid: string, consistent = false): Promise<SegmentRecord[]> {
   const { pk, skPrefix } = keys.segmentPrefix(bid);
-  return (await queryPrefix(pk, skPrefix)).map(toRecord);
+  return (await queryPrefix(pk, skPrefix, consistent)).map(toRecord);
 }
 
 /** Sets the given fields of an existing segment; undefined when it no longer exists. */

@@ -15,6 +15,8 @@ import { ruleBoundsError } from './rule-bounds.ts';
 import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
 import { ruleInvalid, segmentNotFound, selectWithinBudget } from './errors.ts';
 import { listSegmentUsage } from './usage.ts';
+import { MAX_DYNAMIC_SEGMENTS, newCounterKey, registerCounters } from './counters/registry.ts';
+import { badRequest } from '#shared/http/errors.ts';
 import { keys } from '#shared/store/keys.ts';
 
 /** The Segment resource as the API returns it. */
@@ -109,12 +111,24 @@ export async function createSegment(bid: string, input: CreateInput): Promise<Se
     rulesFormat,
     contactCount: 0,
     countedAt: null,
+    counterKey: input.type === 'dynamic' ? newCounterKey() : null,
     createdAt: now,
     updatedAt: now,
   };
+  if (record.segmentType === 'dynamic') await assertDynamicRoom(bid);
   await putSegment(bid, record);
   if (record.segmentType === 'static') return toView(record, { count: 0, stale: false, filters: null });
+  // After the segment item: a contact write that sees the new `v` also sees this segment (counters/write.ts).
+  await registerCounters(bid);
   return toView(record, await countSegment(bid, record, { deadline: countDeadline() }));
+}
+
+/** Every dynamic segment adds to every contact write's counter update: past the cap, a 400 and no segment. */
+async function assertDynamicRoom(bid: string): Promise<void> {
+  const dynamic = (await listSegments(bid)).filter((s) => s.segmentType === 'dynamic').length;
+  if (dynamic >= MAX_DYNAMIC_SEGMENTS) {
+    throw badRequest('segment_limit_reached', `A business has at most ${MAX_DYNAMIC_SEGMENTS} dynamic segments; delete one (or use a static segment) before adding another`);
+  }
 }
 
 export async function listSegmentViews(bid: string): Promise<SegmentView[]> {
@@ -164,6 +178,8 @@ export async function updateSegment(bid: string, record: SegmentRecord, input: U
   if ('rules' in input && input.rules !== undefined) {
     if (record.segmentType === 'dynamic') {
       ({ format: changes.rulesFormat, rules: changes.rules } = checkDynamicRules(input.rules));
+      // New rules, new counters: the old ones are dropped and the new ones backfilled.
+      changes.counterKey = newCounterKey();
     } else if (isV3Shape(input.rules)) {
       throw ruleInvalid(V3_ON_STATIC);
     }
@@ -171,6 +187,7 @@ export async function updateSegment(bid: string, record: SegmentRecord, input: U
   changes.updatedAt = new Date().toISOString();
   const updated = await updateItem(bid, record.id, changes);
   if (!updated) throw segmentNotFound();
+  if (changes.counterKey) await registerCounters(bid, record.counterKey ? [record.counterKey] : []);
   const view: SegmentView & { typeChangeIgnored?: true } = toView(updated, await countSegment(bid, updated, { deadline: countDeadline() }));
   if (input.type !== undefined && input.type !== record.segmentType) view.typeChangeIgnored = true;
   return view;
@@ -181,12 +198,22 @@ export async function deleteSegment(bid: string, id: unknown): Promise<{ id: str
   const record = await loadSegment(bid, id);
   if (!(await deleteSegmentItem(bid, record.id))) throw segmentNotFound();
   await deletePartition(keys.segmentMembersPk(bid, record.id));
+  if (record.counterKey) await registerCounters(bid, [record.counterKey]);
   return { id: record.id };
 }
 
-/** Recomputes and stores the count (any segment type; the contract names dynamic ones). */
+/**
+ * Recomputes and stores the count (any segment type; the contract names dynamic ones). For a dynamic segment this
+ * is the counters' repair path: fresh counters, backfilled from the contacts (countStale until that finishes).
+ */
 export async function evaluateSegment(bid: string, id: unknown): Promise<SegmentView & { evaluatedAt: string }> {
-  const record = await loadSegment(bid, id);
+  let record = await loadSegment(bid, id);
+  if (record.segmentType === 'dynamic' && parseRules(record.rules).ok) {
+    const updated = await updateItem(bid, record.id, { counterKey: newCounterKey() });
+    if (!updated) throw segmentNotFound();
+    await registerCounters(bid, record.counterKey ? [record.counterKey] : []);
+    record = updated;
+  }
   const outcome = await countSegment(bid, record, { deadline: countDeadline() });
   return { ...toView(record, outcome), evaluatedAt: new Date().toISOString() };
 }

@@ -30,6 +30,7 @@
  * | where sends to a number go: its contact   | pk B#{bid}            sk SROUTE#{e164} (checked against    |
  * |   and open conversation (send fast path)  |   CPHONE and CCONV in the send's own transaction)          |
  * | segments; static members of a segment     | pk B#{bid} sk SEG#{id}; pk B#{bid}#SEG#{id} sk C#{contact} |
+ * | dynamic segment counters per id range     | pk B#{bid}#SEGC#{range} sk K / T#{minute} (dated deltas)  |
  * | webhook subscriptions; their deliveries   | pk B#{bid}#WHS sk WH#{id}; pk B#{bid}#WH#{id} sk D#{delivery} |
  * | outbox (events not yet fanned out), one   | pk B#{bid}#EVK#{orderingKey} sk E#{createdAt}#{eventId}    |
  * |   partition per ordering key ('-': none)  |                                                            |
@@ -71,6 +72,7 @@ const broadcastRecipientsPk = (bid: string, broadcastId: string) => `${biz(bid)}
 const broadcastsByRecencyPk = (bid: string) => `${biz(bid)}#BCASTS`;
 const broadcastQueuePk = (bid: string, broadcastId: string) => `${broadcastRecipientsPk(bid, broadcastId)}#Q`;
 const segmentUsagePk = (bid: string, segmentId: string) => `${biz(bid)}#SEGUSE#${segmentId}`;
+const segmentCounterPk = (bid: string, range: number) => `${biz(bid)}#SEGC#${range}`;
 
 /** FNV-1a: a stable, even spread of strings over index shards. */
 const fnv1a = (text: string): number => {
@@ -144,6 +146,13 @@ export const keys = {
   }),
   segmentMembersPk,
   segmentMemberSkPrefix: 'C#',
+  /**
+   * Dynamic segment counters, one partition per contact-id range (segments/counters): the range's counter item
+   * (`K`: base counts, backfill cursors, versions) and its dated deltas (`T#{minute}`: steps of time-relative rules).
+   */
+  segmentCounter: (bid: string, range: number): Key => ({ pk: segmentCounterPk(bid, range), sk: 'K' }),
+  segmentCounterPk,
+  segmentCounterDated: (bid: string, range: number, minute: number): Key => ({ pk: segmentCounterPk(bid, range), sk: `T#${String(minute).padStart(10, '0')}` }),
 
   /**
    * A business's webhook subscriptions, in a partition of their own: the fan-out reads it in the same

@@ -35,9 +35,26 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
     const bid = (await createBusiness('contacts bench')).businessId;
     return (await createApiKey(bid, ['contacts:write'])).apiKey;
   };
+  // What the bulk requests cost in DynamoDB: transactions sent and cancelled (a lost race redoes work).
+  const { dynamo } = await import('#shared/store/client.ts');
+  const tally = { on: false, runs: 0, requests: 0, transactions: 0, cancelled: 0 };
+  dynamo.middlewareStack.add((next, context) => async (args) => {
+    if (!tally.on) return next(args);
+    tally.requests++;
+    if (context.commandName === 'TransactWriteItemsCommand') tally.transactions++;
+    try {
+      return await next(args);
+    } catch (err) {
+      if ((err as Error).name === 'TransactionCanceledException') tally.cancelled++;
+      throw err;
+    }
+  }, { step: 'initialize', name: 'bulkTally' });
   const [bulk, single] = await measurePaired(async () => {
     const apiKey = await tenant();
+    tally.on = true;
+    tally.runs++;
     const res = await invoke('POST /contacts/v1/bulk', { apiKey, body: { operation: 'create', contacts: phones().map((phone_number, i) => ({ phone_number, name: `C${i}`, tags: ['bench'] })) } });
+    tally.on = false;
     if (res.status !== 200) throw new Error(`bulk answered ${res.status}`);
   }, async () => {
     const apiKey = await tenant();
@@ -93,7 +110,8 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
       baseline: single.median,
       baselineName: '100 sequential single creates',
       target: { maxRatio: 0.2 },
-      note: `bulk ${bulk.median.toFixed(0)} ms vs sequential ${single.median.toFixed(0)} ms: ${(single.median / bulk.median).toFixed(1)}x faster`,
+      note: `bulk ${bulk.median.toFixed(0)} ms vs sequential ${single.median.toFixed(0)} ms: ${(single.median / bulk.median).toFixed(1)}x faster; `
+        + `per bulk call ${(tally.requests / tally.runs).toFixed(1)} DynamoDB requests, ${(tally.transactions / tally.runs).toFixed(1)} transactions, ${(tally.cancelled / tally.runs).toFixed(1)} cancelled`,
     },
     {
       name: `funnel: list 50 stages over ${many.toLocaleString('en')} contacts`,

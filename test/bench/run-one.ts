@@ -16,7 +16,14 @@ const { startQueueServices } = await import('../../infra/local/aws/queue-service
 const sink = await startQueueServices();
 sink.sqs.onMessage((queue) => sink.sqs.take(queue));
 Object.assign(process.env, sink.environment);
-const mod = (await import(join(here, `${name}.bench.ts`))) as BenchModule;
-const figures = await mod.run({ quick: quickFlag === 'quick', dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT! });
+let figures;
+if (quickFlag.startsWith('scale=')) {
+  // `--scale`: the one module that loads a million contacts (segments-scale.ts), not a `.bench.ts` of the normal runs.
+  const scale = (await import(join(here, `${name}.ts`))) as { run: (o: { size: number }) => Promise<unknown> };
+  figures = await scale.run({ size: Number(quickFlag.slice('scale='.length)) });
+} else {
+  const mod = (await import(join(here, `${name}.bench.ts`))) as BenchModule;
+  figures = await mod.run({ quick: quickFlag === 'quick', dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT! });
+}
 process.stdout.write(`\nBENCH_RESULT ${JSON.stringify(figures)}\n`);
 process.exit(0);

@@ -105,7 +105,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
   const segment = {
     id: randomUUID(), name: 'bench', description: null, color: null, segmentType: 'dynamic' as const,
     rules: { version: 3, filters: { tags: { any: ['vip', 'lead'] }, funnel_stage_id: stages.slice(0, 3), last_contact_at: { within_days: 60 } } },
-    rulesFormat: 'filters' as const, contactCount: 0, countedAt: null, createdAt: now, updatedAt: now,
+    rulesFormat: 'filters' as const, contactCount: 0, countedAt: null, counterKey: null, createdAt: now, updatedAt: now,
   };
   const readOnly = () => Promise.all(Array.from({ length: SHARD_COUNT }, (_, s) => readShard(bid, s, () => undefined)));
   const count = () => countSegment(bid, segment).then((o) => { if (o.stale) throw new Error('count went stale'); return o.count; });

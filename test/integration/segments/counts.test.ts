@@ -14,8 +14,9 @@ describe('live counts', () => {
     const stat = (await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'S', type: 'static' } })).body.data.id;
     await invoke('POST /segments/{id}/members', { apiKey: t.apiKey, params: { id: stat }, body: { action: 'add', contactIds: [a.id, b.id] } });
 
-    // Act: soft-delete a (as the contacts area does: the projection goes away, deleted_at is set)
-    await db.send(new PutCommand({ TableName: table(), Item: contactItem(t.businessId, { ...a, deleted_at: new Date().toISOString() }) }));
+    // Act: soft-delete a through the contacts area (the projection goes away, deleted_at is set, the counters follow)
+    const { deleteContact } = await import('#shared/contacts/service.ts');
+    await deleteContact(t.businessId, a.id);
     const res = await invoke('GET /segments', { apiKey: t.apiKey });
 
     // Assess

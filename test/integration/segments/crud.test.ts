@@ -83,6 +83,35 @@ describe('POST /segments', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Datos inválidos', details: expect.arrayContaining([expect.objectContaining({ field: expect.any(String), message: expect.any(String) })]) });
   });
+
+  it('refuses a 51st dynamic segment with 400 segment_limit_reached; static ones still go, and deleting one makes room', async () => {
+    // Prepare: 50 dynamic segments (and a static one, which does not count)
+    const t = await newTenant();
+    const made: string[] = [];
+    for (let i = 0; i < 50; i += 5) {
+      const batch = await Promise.all(Array.from({ length: 5 }, (_, k) => create(t, { name: `D${i + k}`, type: 'dynamic', rules: { version: 3, filters: { tags: { any: [`t${i + k}`] } } } })));
+      for (const r of batch) {
+        expect(r.status).toBe(201);
+        made.push(r.body.data.id);
+      }
+    }
+    expect((await create(t, { name: 'S', type: 'static' })).status).toBe(201);
+
+    // Act
+    const refused = await create(t, { name: 'D50', type: 'dynamic', rules: V3_VIP });
+    const staticAfter = await create(t, { name: 'S2', type: 'static' });
+    const list = await invoke('GET /segments', { apiKey: t.apiKey });
+    await invoke('DELETE /segments/{id}', { apiKey: t.apiKey, params: { id: made[0] } });
+    const afterDelete = await create(t, { name: 'D50', type: 'dynamic', rules: V3_VIP });
+
+    // Assess
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: 'segment_limit_reached', message: expect.stringContaining('50') });
+    expect(staticAfter.status).toBe(201);
+    expect(list.body.data.filter((s: { type: string }) => s.type === 'dynamic')).toHaveLength(50);
+    expect(list.body.data.some((s: { name: string }) => s.name === 'D50')).toBe(false);
+    expect(afterDelete.status).toBe(201);
+  }, 120_000);
 });
 
 describe('GET /segments/{id}, PATCH, DELETE', () => {
