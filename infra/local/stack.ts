@@ -6,7 +6,6 @@
  * The environment is set before any service module is imported, because shared/config.ts reads it once. It is
  * the environment a deployed function gets, with local endpoints: service code takes no local branch.
  */
-import { freePort } from './free-port.ts';
 import type { LocalQueues } from './queues.ts';
 import { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX, SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
 
@@ -48,11 +47,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
-    // The sandbox's address first: service modules read UPSTREAM_BASE_URL once, whenever the first of them loads.
-    const sandboxPort = options.sandboxPort === 0 || options.sandboxPort === undefined && process.env.SANDBOX_PORT === '0'
-      ? await freePort()
-      : options.sandboxPort ?? 3001;
-    process.env.UPSTREAM_BASE_URL = `http://127.0.0.1:${sandboxPort}`;
+    // The sandbox first: service modules read UPSTREAM_BASE_URL once, whenever the first of them loads. It listens
+    // before anything else opens connections (a port picked early and bound later could be taken meanwhile by an
+    // outgoing connection's local port), and posts its webhooks to the API once that has started.
+    const sandboxPort = options.sandboxPort === 0 || options.sandboxPort === undefined && process.env.SANDBOX_PORT === '0' ? 0 : options.sandboxPort ?? 3001;
+    let apiUrl = '';
+    const { startSandbox } = await import('./sandbox/server.ts');
+    const sandbox = await startSandbox({
+      port: sandboxPort,
+      serviceWebhookUrl: () => `${apiUrl}/webhooks/upstream`,
+      appSecret: SANDBOX_APP_SECRET,
+      accessToken: SANDBOX_TOKEN,
+    });
+    stops.push(sandbox.close);
+    process.env.UPSTREAM_BASE_URL = sandbox.url;
 
     const { startDynamo, ensureTable } = await import('./dynamo.ts');
     const { startS3 } = await import('./s3.ts');
@@ -98,7 +106,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...queues.services.environment,
       // The AI agent answers through the sandbox's deterministic responder, quickly (deployed: Bedrock, 3 s).
       AI_PROVIDER: process.env.AI_PROVIDER ?? 'openai',
-      AI_BASE_URL: process.env.AI_BASE_URL ?? `http://127.0.0.1:${sandboxPort}/v1`,
+      AI_BASE_URL: process.env.AI_BASE_URL ?? `${sandbox.url}/v1`,
       AI_MODEL: process.env.AI_MODEL ?? 'sandbox-echo',
       AI_DEBOUNCE_SECONDS: process.env.AI_DEBOUNCE_SECONDS ?? '1',
       ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '1',
@@ -109,21 +117,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       WEBHOOK_RETRY_BASE_SECONDS: process.env.WEBHOOK_RETRY_BASE_SECONDS ?? '2',
     });
 
-    const { startSandbox } = await import('./sandbox/server.ts');
     const { startApiServer } = await import('./server.ts');
-
-    // The API's address must be known before the sandbox starts (it posts webhooks to it), and the
-    // sandbox's before the service modules load (they read UPSTREAM_BASE_URL once).
     const api = await startApiServer(apiPort);
     stops.push(api.close);
-    const sandbox = await startSandbox({
-      port: sandboxPort,
-      serviceWebhookUrl: `${api.url}/webhooks/upstream`,
-      appSecret: SANDBOX_APP_SECRET,
-      accessToken: SANDBOX_TOKEN,
-    });
-    stops.push(sandbox.close);
-    process.env.UPSTREAM_BASE_URL = sandbox.url;
+    apiUrl = api.url;
     // The outbox sweep (a scheduled Lambda in AWS): re-publishes events whose publish a crash lost.
     const { startOutboxSweep } = await import('#shared/webhooks/sweep.ts');
     const stopSweep = startOutboxSweep(30_000);

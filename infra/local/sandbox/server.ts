@@ -25,7 +25,8 @@ import { AI_COMPLETIONS_PATH, aiResponder } from './ai-responder.ts';
 
 export interface SandboxOptions {
   port: number;
-  serviceWebhookUrl: string;
+  /** Where webhooks go; a function when the service's address is known only after the sandbox started. */
+  serviceWebhookUrl: string | (() => string);
   appSecret: string;
   accessToken: string;
   host?: string;
@@ -70,6 +71,7 @@ const parseJson = (raw: Buffer): Record<string, any> => {
 
 export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
   const state = new SandboxState();
+  const webhookUrl = () => (typeof opts.serviceWebhookUrl === 'function' ? opts.serviceWebhookUrl() : opts.serviceWebhookUrl);
   const host = opts.host ?? '127.0.0.1';
   let baseUrl = '';
   const hanging = new Set<ServerResponse>();
@@ -127,7 +129,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         contacts: [{ profile: { name: String(body.name ?? `Customer ${from.slice(-4)}`) }, wa_id: from }],
         messages: [message],
       });
-      const delivered = await deliver(opts.serviceWebhookUrl, opts.appSecret, payload).catch(() => 0);
+      const delivered = await deliver(webhookUrl(), opts.appSecret, payload).catch(() => 0);
       return send(res, 200, { wamid, webhook_status: delivered, payload });
     }
     if (req.method === 'GET' && path === '/__sandbox/sent') {
@@ -163,7 +165,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
           : new GraphError(400, code, body.title ?? 'Message failed', body.details ?? 'The message could not be delivered');
         status.errors = [{ code: err.code, title: err.message, message: err.message, error_data: { details: err.details } }];
       }
-      const delivered = await deliver(opts.serviceWebhookUrl, opts.appSecret, notification(sent.phoneNumberId, { statuses: [status] })).catch(() => 0);
+      const delivered = await deliver(webhookUrl(), opts.appSecret, notification(sent.phoneNumberId, { statuses: [status] })).catch(() => 0);
       return send(res, 200, { success: true, webhook_status: delivered });
     }
     if (req.method === 'POST' && path === '/__sandbox/faults') {
