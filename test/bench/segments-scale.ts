@@ -14,7 +14,7 @@
  *   same change in a business without dynamic segments.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, PutCommand, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { BenchFigure } from './types.ts';
 import { measurePaired } from './types.ts';
@@ -30,6 +30,7 @@ const log = (s: string) => process.stderr.write(`[scale ${new Date().toISOString
 
 export async function run({ size }: { size: number }): Promise<BenchFigure[]> {
   const { db, table, dynamo } = await import('#shared/store/client.ts');
+  const { batchWriteAll } = await import('#shared/store/batch.ts');
   const { keys } = await import('#shared/store/keys.ts');
   const { projectionAttributes } = await import('#shared/contacts/filters/projection.ts');
   const { putSegment } = await import('#shared/segments/repository.ts');
@@ -88,12 +89,7 @@ export async function run({ size }: { size: number }): Promise<BenchFigure[]> {
         return { ...keys.contact(bid, c.id), type: 'contact', businessId: bid, version: 1, ...c, ...projectionAttributes(bid, c) };
       });
       jobs.push(limit(async () => {
-        let requests: any[] | undefined = items.map((Item) => ({ PutRequest: { Item } }));
-        for (let attempt = 0; requests && requests.length > 0; attempt++) {
-          const res: BatchWriteCommandOutput = await db.send(new BatchWriteCommand({ RequestItems: { [table()]: requests } }));
-          requests = res.UnprocessedItems?.[table()];
-          if (requests?.length) await new Promise((r) => setTimeout(r, Math.min(500, 10 * 2 ** attempt)));
-        }
+        await batchWriteAll(items.map((Item) => ({ PutRequest: { Item } })));
         done += items.length;
         if (done % 100_000 === 0) log(`${bid.slice(0, 8)}: ${done} contacts loaded (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
       }));

@@ -11,7 +11,6 @@
  * realistic mix: most have a name and email, some a stage, an agent, custom fields and a last contact.
  */
 import { randomUUID } from 'node:crypto';
-import { BatchWriteCommand, type BatchWriteCommandOutput } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { BenchFigure, BenchOptions } from './types.ts';
 import { measure } from './types.ts';
@@ -33,7 +32,7 @@ export function attributeSize(value: unknown): number {
 export const itemSize = (item: Record<string, unknown>) => Object.entries(item).reduce((n, [k, v]) => n + Buffer.byteLength(k) + attributeSize(v), 0);
 
 export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
-  const { db, table } = await import('#shared/store/client.ts');
+  const { batchWriteAll } = await import('#shared/store/batch.ts');
   const { keys } = await import('#shared/store/keys.ts');
   const { projectionAttributes, SHARD_COUNT } = await import('#shared/contacts/filters/projection.ts');
   const { readShard } = await import('#shared/contacts/filters/scan.ts');
@@ -88,12 +87,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
         indexSizes.push(itemSize({ pk: item.pk, sk: item.sk, spk: item.spk, ssk: item.ssk, proj: item.proj }));
       }
       jobs.push(limit(async () => {
-        let requests: any[] | undefined = items.map((Item) => ({ PutRequest: { Item } }));
-        for (let attempt = 0; requests && requests.length > 0; attempt++) {
-          const res: BatchWriteCommandOutput = await db.send(new BatchWriteCommand({ RequestItems: { [table()]: requests } }));
-          requests = res.UnprocessedItems?.[table()];
-          if (requests?.length) await new Promise((r) => setTimeout(r, Math.min(500, 10 * 2 ** attempt)));
-        }
+        await batchWriteAll(items.map((Item) => ({ PutRequest: { Item } })));
       }));
     }
     await Promise.all(jobs);
