@@ -14,7 +14,7 @@ import { commit, newEvent } from '#shared/events/outbox.ts';
 import { dynamo } from '#shared/store/client.ts';
 import { getSubscription } from '#shared/webhooks/subscription-store.ts';
 import { currentSubscription, prefetchSubscriptions, SUBSCRIPTION_FRESH_MS } from '#shared/webhooks/current-subscriptions.ts';
-import { startReceiver, verifyHex, verifyStandard, type Receiver } from './receiver.ts';
+import { receiverPool, verifyHex, verifyStandard } from './receiver.ts';
 
 type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
@@ -25,7 +25,7 @@ let gate: Promise<void> | undefined;
 let arrived: (() => void) | undefined;
 
 let queues: LocalQueues;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
 
 beforeAll(async () => {
   queues = await startQueues({
@@ -45,14 +45,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await queues.stop();
-  await Promise.all(receivers.map((r) => r.close()));
+  await receivers.closeAll();
 });
 
-async function receiver(respond?: Parameters<typeof startReceiver>[0]) {
-  const r = await startReceiver(respond);
-  receivers.push(r);
-  return r;
-}
+const receiver = receivers.start;
 
 async function subscribe(t: TestTenant, url: string) {
   const res = await invoke('POST /user-webhooks', { apiKey: t.apiKey, body: { name: 'test', url, events: ['*'] } });

@@ -9,24 +9,20 @@ import { db, table } from '#shared/store/client.ts';
 import { outboxItemsOf } from '#shared/webhooks/outbox-store.ts';
 import { sweepOutbox } from '#shared/webhooks/sweep.ts';
 import { getSubscription, updateSubscription } from '#shared/webhooks/subscription-store.ts';
-import { startReceiver, verifyHex, verifyStandard, type Receiver, type Received } from './receiver.ts';
+import { receiverPool, verifyHex, verifyStandard, type Received } from './receiver.ts';
 
 let queues: LocalQueues;
-const receivers: Receiver[] = [];
+const receivers = receiverPool();
 
 beforeAll(async () => {
   queues = await startQueues({ retryDelayMs: 50, concurrency: 4 });
 });
 afterAll(async () => {
   await queues.stop();
-  await Promise.all(receivers.map((r) => r.close()));
+  await receivers.closeAll();
 });
 
-async function receiver(respond?: Parameters<typeof startReceiver>[0]) {
-  const r = await startReceiver(respond);
-  receivers.push(r);
-  return r;
-}
+const receiver = receivers.start;
 
 async function subscribe(t: TestTenant, url: string, events: string[] = ['*']) {
   const res = await invoke('POST /user-webhooks', { apiKey: t.apiKey, body: { name: 'test', url, events } });

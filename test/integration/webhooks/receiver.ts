@@ -85,3 +85,16 @@ export function verifyStandard(r: Received, secret: string): boolean {
     return false;
   }
 }
+
+/** Receivers a test file starts, all closed together in its afterAll. */
+export function receiverPool() {
+  const started: Receiver[] = [];
+  return {
+    start: async (respond?: Respond): Promise<Receiver> => {
+      const r = await startReceiver(respond);
+      started.push(r);
+      return r;
+    },
+    closeAll: () => Promise.all(started.map((r) => r.close())),
+  };
+}
