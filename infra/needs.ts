@@ -4,7 +4,7 @@
  *
  * - settings: the string literal of every `requiredEnv('X')` (must be provided), `optionalEnv('X')`, `numberEnv('X'`,
  *   `boolEnv('X'` and plain `process.env.X` read (may be provided) in a source file that contributes code;
- * - queues: the literal queue name of every `enqueue('name'` call;
+ * - queues: the literal queue name of every `enqueue('name'` and `enqueueAll('name'` call;
  * - AWS services: the SDK clients bundled (DynamoDB, S3, Secrets Manager, EventBridge Scheduler, Bedrock), and
  *   PartiQL statements (`ExecuteStatementCommand`).
  *
@@ -40,7 +40,7 @@ const literals = (code: string, pattern: RegExp): string[] => [...code.matchAll(
 const REQUIRED = /\brequiredEnv\(\s*["']([A-Z][A-Z0-9_]*)["']/g;
 const OPTIONAL = /\b(?:optionalEnv|numberEnv|boolEnv)\(\s*["']([A-Z][A-Z0-9_]*)["']/g;
 const PLAIN = /\bprocess\.env(?:\.([A-Z][A-Z0-9_]*)|\[\s*["']([A-Z][A-Z0-9_]*)["']\s*\])/g;
-const ENQUEUE = /\benqueue\(\s*["']([a-z][a-z0-9-]*)["']/g;
+const ENQUEUE = /\benqueue(?:All)?\(\s*["']([a-z][a-z0-9-]*)["']/g;
 
 const sdk = (name: string) => (file: string) => file.includes(`node_modules/@aws-sdk/${name}/`);
 const usesDynamo = sdk('client-dynamodb');

@@ -108,7 +108,7 @@ export class ServiceStack extends Stack {
       this.functions.get(worker.handler)!.addEventSource(new sources.SqsEventSource(this.queues.get(worker.queue)!, {
         batchSize: worker.batchSize,
         reportBatchItemFailures: true,
-        maxConcurrency: worker.queue === 'broadcasts' ? 2 : undefined,
+        maxConcurrency: worker.maxConcurrency,
       }));
     }
     scheduleOutboxSweep(this, this.functions.get(OUTBOX_SWEEP_HANDLER)!);

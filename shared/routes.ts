@@ -145,6 +145,8 @@ export interface Worker {
   maxReceiveCount: number;
   memoryMb?: number;
   timeoutSeconds?: number;
+  /** At most this many batches at once (the event source's maximum concurrency); unset: as many as Lambda scales to. */
+  maxConcurrency?: number;
   /** Only the media worker bundles sharp and ffmpeg. */
   nativeMedia?: boolean;
 }
@@ -156,7 +158,8 @@ export const workers: Worker[] = [
   { queue: 'webhook-deliveries', handler: 'workers/webhook-delivery', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 10, timeoutSeconds: 30 },
   { queue: 'media', handler: 'workers/media', batchSize: 1, visibilityTimeoutSeconds: 180, maxReceiveCount: 3, memoryMb: 2048, timeoutSeconds: 120, nativeMedia: true },
   { queue: 'ai', handler: 'workers/ai', batchSize: 5, visibilityTimeoutSeconds: 120, maxReceiveCount: 5, timeoutSeconds: 60 },
-  { queue: 'broadcasts', handler: 'workers/broadcast', batchSize: 10, visibilityTimeoutSeconds: 120, maxReceiveCount: 5, timeoutSeconds: 60 },
+  // Two at most (the lowest Lambda allows): each run paces its own broadcast; more would only add contention.
+  { queue: 'broadcasts', handler: 'workers/broadcast', batchSize: 10, visibilityTimeoutSeconds: 120, maxReceiveCount: 5, timeoutSeconds: 60, maxConcurrency: 2 },
 ];
 
 export type { QueueName };

@@ -26,7 +26,11 @@ type WorkerHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResp
 export interface LocalQueuesOptions {
   /** Delay before a failed message is received again (SQS: the visibility timeout). */
   retryDelayMs?: number;
-  /** Concurrent batches per queue (Lambda: the event source's concurrency). */
+  /**
+   * Concurrent batches per queue (Lambda: concurrent invocations of the worker; at most the worker's
+   * `maxConcurrency`). Each batch is what is visible when a slot is free, up to the batch size, as a poll
+   * of Lambda's event source mapping returns: a burst fills batches while every slot is busy.
+   */
   concurrency?: number;
   /** Loads a worker module (default: import from functions/). */
   load?: (worker: Worker) => Promise<WorkerHandler>;
@@ -52,6 +56,7 @@ const lambdaContext = (name: string): Context => ({
 
 export class LocalQueues {
   readonly deadLetters: DeadLetter[] = [];
+  /** Batches being handled, per queue. */
   private readonly inFlight = new Map<QueueName, number>();
   private readonly handlers = new Map<QueueName, Promise<WorkerHandler>>();
   private timer: NodeJS.Timeout | undefined;
@@ -86,9 +91,9 @@ export class LocalQueues {
     this.services.sqs.send(queue, body, options);
   }
 
-  /** Messages waiting or being processed, per queue. */
-  depth(queue: QueueName): number {
-    return this.services.sqs.messages(queue).length + (this.inFlight.get(queue) ?? 0);
+  /** Whether messages of `queue` are waiting or being handled. */
+  private busy(queue: QueueName): boolean {
+    return this.services.sqs.messages(queue).length > 0 || (this.inFlight.get(queue) ?? 0) > 0;
   }
 
   /**
@@ -97,8 +102,11 @@ export class LocalQueues {
    */
   async idle(timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (this.services.sqs.busy > 0 || workers.some((w) => this.pumps(w.queue) && this.depth(w.queue) > 0)) {
-      if (Date.now() > deadline) throw new Error(`queues not idle after ${timeoutMs} ms: ${workers.map((w) => `${w.queue}=${this.depth(w.queue)}`).join(' ')}`);
+    while (this.services.sqs.busy > 0 || workers.some((w) => this.pumps(w.queue) && this.busy(w.queue))) {
+      if (Date.now() > deadline) {
+        const state = workers.map((w) => `${w.queue}=${this.services.sqs.messages(w.queue).length} waiting, ${this.inFlight.get(w.queue)} batches`);
+        throw new Error(`queues not idle after ${timeoutMs} ms: ${state.join('; ')}`);
+      }
       await new Promise<void>((r) => {
         this.waiters.push(r);
         setTimeout(r, 20);
@@ -126,12 +134,13 @@ export class LocalQueues {
     const now = Date.now();
     for (const worker of workers) {
       if (!this.pumps(worker.queue)) continue;
-      while ((this.inFlight.get(worker.queue) ?? 0) < this.concurrency) {
+      const concurrency = Math.min(this.concurrency, worker.maxConcurrency ?? Number.POSITIVE_INFINITY);
+      while ((this.inFlight.get(worker.queue) ?? 0) < concurrency) {
         const batch = this.services.sqs.receive(worker.queue, worker.batchSize, now);
         if (batch.length === 0) break;
-        this.inFlight.set(worker.queue, (this.inFlight.get(worker.queue) ?? 0) + batch.length);
+        this.inFlight.set(worker.queue, (this.inFlight.get(worker.queue) ?? 0) + 1);
         void this.deliver(worker, batch).finally(() => {
-          this.inFlight.set(worker.queue, (this.inFlight.get(worker.queue) ?? 0) - batch.length);
+          this.inFlight.set(worker.queue, (this.inFlight.get(worker.queue) ?? 0) - 1);
           const waiters = this.waiters;
           this.waiters = [];
           waiters.forEach((w) => w());

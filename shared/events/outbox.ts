@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
-import { enqueue, queueUrl } from '#shared/queue/queue.ts';
+import { enqueueAll, QueueBatchError, queueUrl } from '#shared/queue/queue.ts';
 import { ConfigurationError } from '#shared/settings/env.ts';
 import { logger } from '#shared/log/logger.ts';
 import type { EventName } from './names.ts';
@@ -49,13 +49,13 @@ export const RESENT_ATTRIBUTE = 'resent';
  * A missing queue URL is not a failed send but a deployment defect the sweep shares, so it is thrown.
  */
 export async function publish(events: DomainEvent[], options: { resent?: boolean } = {}): Promise<void> {
-  for (const e of events) {
-    try {
-      await enqueue('events', e, options.resent ? { attributes: { [RESENT_ATTRIBUTE]: 'sweep' } } : {});
-    } catch (err) {
-      if (err instanceof ConfigurationError) throw err;
-      logger.warn('event publish failed; the outbox sweep will retry', { eventId: e.id, error: err as Error });
-    }
+  const attributes = options.resent ? { attributes: { [RESENT_ATTRIBUTE]: 'sweep' } } : {};
+  try {
+    await enqueueAll('events', events.map((e) => ({ message: e, options: attributes })));
+  } catch (err) {
+    if (err instanceof ConfigurationError) throw err;
+    const lost = err instanceof QueueBatchError ? err.failed.map((i) => events[i].id) : events.map((e) => e.id);
+    logger.warn('event publish failed; the outbox sweep will retry', { eventIds: lost, error: err as Error });
   }
 }
 

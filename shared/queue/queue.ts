@@ -1,7 +1,8 @@
 /**
- * The queue port: `enqueue` sends one message to one SQS queue through @aws-sdk/client-sqs, everywhere. The
- * local runtime and the tests stand in for SQS at the client's endpoint (`AWS_ENDPOINT_URL_SQS`, which the SDK
- * reads itself; infra/local/aws/sqs.ts), so there is no other transport and no local branch here.
+ * The queue port: `enqueue` sends one message, `enqueueAll` many in batches, to one SQS queue through
+ * @aws-sdk/client-sqs, everywhere. The local runtime and the tests stand in for SQS at the client's endpoint
+ * (`AWS_ENDPOINT_URL_SQS`, which the SDK reads itself; infra/local/aws/sqs.ts), so there is no other transport and
+ * no local branch here.
  *
  * Each queue's URL comes from its own variable, written out below as a literal so that the infra test finds it in
  * every bundle that sends to that queue. A missing URL is a `ConfigurationError` on the first send: the request or
@@ -24,7 +25,7 @@
  * - Scheduled broadcast starts go through EventBridge Scheduler (shared/broadcasts/scheduler.ts): a failed
  *   CreateSchedule fails the create request before the broadcast is stored.
  */
-import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SQSClient, SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
 import { requiredEnv } from '#shared/settings/env.ts';
 
@@ -54,15 +55,78 @@ const SQS_MAX_DELAY_SECONDS = 900;
 
 let sqs: SQSClient | undefined;
 
+const sqsClient = () => (sqs ??= new SQSClient({ region: config.region }));
+
+/** A message as SQS takes it: the body (JSON unless a string), a delay within 0–900 whole seconds, String attributes. */
+const entry = (message: unknown, options: EnqueueOptions = {}) => ({
+  MessageBody: typeof message === 'string' ? message : JSON.stringify(message),
+  DelaySeconds: options.delaySeconds ? Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.ceil(options.delaySeconds))) : undefined,
+  MessageAttributes: options.attributes
+    ? Object.fromEntries(Object.entries(options.attributes).map(([k, val]) => [k, { DataType: 'String', StringValue: val }]))
+    : undefined,
+});
+
 export async function enqueue(queue: QueueName, message: unknown, options: EnqueueOptions = {}): Promise<void> {
   const url = queueUrl(queue);
-  sqs ??= new SQSClient({ region: config.region });
-  await sqs.send(new SendMessageCommand({
-    QueueUrl: url,
-    MessageBody: typeof message === 'string' ? message : JSON.stringify(message),
-    DelaySeconds: options.delaySeconds ? Math.min(SQS_MAX_DELAY_SECONDS, Math.max(0, Math.ceil(options.delaySeconds))) : undefined,
-    MessageAttributes: options.attributes
-      ? Object.fromEntries(Object.entries(options.attributes).map(([k, val]) => [k, { DataType: 'String', StringValue: val }]))
-      : undefined,
+  await sqsClient().send(new SendMessageCommand({ QueueUrl: url, ...entry(message, options) }));
+}
+
+export interface Outgoing {
+  message: unknown;
+  options?: EnqueueOptions;
+}
+
+/** Some messages of an `enqueueAll` were not queued (the others were): their positions, and the causes. */
+export class QueueBatchError extends Error {
+  constructor(readonly queue: QueueName, readonly failed: number[], readonly causes: unknown[]) {
+    super(`${failed.length} message(s) not sent to ${queue}: ${causes.map((c) => (c instanceof Error ? c.message : String(c))).join('; ')}`);
+    this.name = 'QueueBatchError';
+  }
+}
+
+/** SQS's limits per SendMessageBatch request (a literal: an expression would keep this module in every bundle). */
+const BATCH_ENTRIES = 10;
+const BATCH_BYTES = 1_048_576;
+
+const entryBytes = (e: SendMessageBatchRequestEntry) =>
+  Buffer.byteLength(e.MessageBody ?? '') + Object.entries(e.MessageAttributes ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v.StringValue ?? '') + 'String'.length, 0);
+
+/**
+ * Sends many messages to one queue in SendMessageBatch requests (at most 10 entries and 1 MiB each), in
+ * parallel: ten messages cost one request instead of ten. Every request is tried; if any message was not
+ * queued (a failed request or a failed entry), it rejects with a `QueueBatchError` naming those messages.
+ */
+export async function enqueueAll(queue: QueueName, messages: Outgoing[]): Promise<void> {
+  if (messages.length === 0) return;
+  const url = queueUrl(queue);
+  const chunks: { index: number; entry: SendMessageBatchRequestEntry }[][] = [];
+  let chunk: (typeof chunks)[number] = [];
+  let bytes = 0;
+  messages.forEach(({ message, options }, index) => {
+    const e = { Id: String(index), ...entry(message, options) };
+    const size = entryBytes(e);
+    if (chunk.length === BATCH_ENTRIES || (chunk.length > 0 && bytes + size > BATCH_BYTES)) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push({ index, entry: e });
+    bytes += size;
+  });
+  chunks.push(chunk);
+  const failed: number[] = [];
+  const causes: unknown[] = [];
+  await Promise.all(chunks.map(async (c) => {
+    try {
+      const out = await sqsClient().send(new SendMessageBatchCommand({ QueueUrl: url, Entries: c.map((x) => x.entry) }));
+      for (const f of out.Failed ?? []) {
+        failed.push(Number(f.Id));
+        causes.push(`${f.Code}: ${f.Message}`);
+      }
+    } catch (err) {
+      failed.push(...c.map((x) => x.index));
+      causes.push(err);
+    }
   }));
+  if (failed.length > 0) throw new QueueBatchError(queue, failed.sort((a, b) => a - b), causes);
 }

@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { DomainEvent } from '#shared/events/outbox.ts';
-import { enqueue } from '#shared/queue/queue.ts';
+import { enqueueAll, type Outgoing } from '#shared/queue/queue.ts';
 import { throwIfConfigurationError } from '#shared/queue/worker-failures.ts';
 import type { Delivery, DeliveryJob, Subscription } from './model.ts';
 import { createDeliveries } from './delivery-store.ts';
@@ -189,31 +189,31 @@ async function createAndQueue(planned: Planned[]): Promise<Set<string>> {
   const { created, existing } = await createDeliveries(planned.map((p) => p.delivery), { sentAtOnce, alone, mayExist: (d) => check.has(ref(d)) });
   const createdIds = new Set(created.map(ref));
   const handedOver = new Set<string>();
-  const jobs: Promise<void>[] = [];
-  for (const p of planned) {
+  const jobs: Outgoing[] = [];
+  const queue = (job: DeliveryJob, delaySeconds?: number) => jobs.push({ message: job, options: delaySeconds ? { delaySeconds } : {} });
+  await Promise.all(planned.map(async (p) => {
     const d = p.delivery;
-    if (!createdIds.has(ref(d))) continue;
+    if (!createdIds.has(ref(d))) return;
     if (p.head) {
       const job = firstJobs.get(ref(d))!;
       if (job.clearsOutbox) handedOver.add(d.eventId);
       // A repeated fan-out cannot tell a delivery never queued from a first attempt still in flight (it
       // leaves no trace until it is recorded): its job waits until such an attempt is surely over.
-      jobs.push(enqueue('webhook-deliveries', job, p.mayExist ? { delaySeconds: IN_FLIGHT_MARGIN_SECONDS } : {}));
-      continue;
+      queue(job, p.mayExist ? IN_FLIGHT_MARGIN_SECONDS : undefined);
+      return;
     }
-    jobs.push((async () => {
-      // A predecessor created in this same fan-out already names this delivery as its next.
-      const predecessorCreated = p.after !== undefined && createdIds.has(`${d.webhookId}/${p.after}`);
-      // (A predecessor in flight without a record yet refuses the note: this one then polls its lane.)
-      let waits = !p.unknownLane && p.after !== undefined;
-      if (waits && !predecessorCreated) waits = await setNextInLane({ businessId: d.businessId, webhookId: d.webhookId, deliveryId: p.after! }, d.id);
-      await enqueue('webhook-deliveries', plannedJob(p), waits ? { delaySeconds: webhookSettings.laneWaitSeconds } : {});
-    })());
-  }
+    // A predecessor created in this same fan-out already names this delivery as its next.
+    const predecessorCreated = p.after !== undefined && createdIds.has(`${d.webhookId}/${p.after}`);
+    // (A predecessor in flight without a record yet refuses the note: this one then polls its lane.)
+    let waits = !p.unknownLane && p.after !== undefined;
+    if (waits && !predecessorCreated) waits = await setNextInLane({ businessId: d.businessId, webhookId: d.webhookId, deliveryId: p.after! }, d.id);
+    queue(plannedJob(p), waits ? webhookSettings.laneWaitSeconds : undefined);
+  }));
   // Sent even when the delivery existed: a crash may have come between its creation and its job
   // (a job for a delivery that is already done is dropped by the delivery worker).
-  for (const e of existing) if (e.status === 'pending') jobs.push(enqueue('webhook-deliveries', deliveryJob(e)));
-  await Promise.all(jobs);
+  for (const e of existing) if (e.status === 'pending') queue(deliveryJob(e));
+  // All of the batch's jobs in SendMessageBatch requests of ten.
+  await enqueueAll('webhook-deliveries', jobs);
   return handedOver;
 }
 

@@ -17,8 +17,12 @@ import { readFileSync } from 'node:fs';
 import type { BenchFigure, BenchOptions } from './types.ts';
 
 const RECEIVER_LATENCY_MS = Number(process.env.BENCH_WEBHOOK_LATENCY_MS ?? 50);
-/** Messages in flight per queue in the local runtime (LocalQueues counts messages, not batches). */
+/**
+ * Messages in flight: the bare loop's requests, and the pipeline's per queue (4 worker invocations at once, as
+ * LocalQueues counts them, each of a batch of up to 10).
+ */
 const CONCURRENCY = 40;
+const BATCH_SIZE = 10;
 
 /** CPU time of the DynamoDB Local JVM so far (trace mode: BENCH_TRACE=1). */
 function javaCpuMs(): number {
@@ -70,7 +74,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
 
   const receiver = await startReceiver(() => ({ status: 200, delayMs: RECEIVER_LATENCY_MS }));
   const concurrency = CONCURRENCY;
-  const queues = new LocalQueues(queueServices, { retryDelayMs: 100, concurrency }).start();
+  const queues = new LocalQueues(queueServices, { retryDelayMs: 100, concurrency: concurrency / BATCH_SIZE }).start();
 
   const n = quick ? 300 : 1000;
   const rounds = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? (quick ? 2 : 3));

@@ -2,10 +2,11 @@
  * A local stand-in for Amazon SQS, at the SQS client's endpoint (`AWS_ENDPOINT_URL_SQS`), speaking the wire
  * protocol of @aws-sdk/client-sqs 3.1169: AWS JSON 1.0 (`POST /`, `X-Amz-Target: AmazonSQS.<Action>`).
  *
- * It answers exactly the call the service makes, `SendMessage` (with `DelaySeconds` and String
- * `MessageAttributes`), with SQS's own checks (known queue URL, a body, delay 0–900 s, at most 10 attributes,
- * 1 MiB per message) and the `MD5OfMessageBody` the SDK verifies. Any other action is refused, so a new call
- * in service code fails here first instead of silently passing.
+ * It answers exactly the calls the service makes, `SendMessage` and `SendMessageBatch` (with `DelaySeconds` and
+ * String `MessageAttributes`), with SQS's own checks (known queue URL, a body, delay 0–900 s, at most 10
+ * attributes, 1 MiB per message; a batch of 1–10 entries with distinct ids, 1 MiB in all, each entry failing on
+ * its own in `Failed`) and the `MD5OfMessageBody` the SDK verifies. Any other action is refused, so a new call in
+ * service code fails here first instead of silently passing.
  *
  * Messages stay in their queue until taken: by the worker pump (infra/local/queues.ts, the stand-in for Lambda's
  * event source mapping) or by a test (`messages`, `take`). Queues live in memory only, like the rest of the
@@ -54,6 +55,7 @@ export class SqsStandIn {
   private readonly queues = new Map<string, QueuedMessage[]>();
   private readonly listeners: ((queue: string) => void)[] = [];
   private requestsInProgress = 0;
+  private readonly answered = new Map<string, number>();
 
   readonly endpoint: string;
   readonly close: () => Promise<void>;
@@ -119,7 +121,12 @@ export class SqsStandIn {
     this.list(queue).push(message);
   }
 
-  /** SendMessage requests being read or answered right now (their message may not be queued yet). */
+  /** Requests of an action (`AmazonSQS.SendMessage`...) answered so far, refused ones included. */
+  requests(action: string): number {
+    return this.answered.get(action) ?? 0;
+  }
+
+  /** Requests being read or answered right now (their messages may not be queued yet). */
   get busy(): number {
     return this.requestsInProgress;
   }
@@ -160,16 +167,13 @@ export class SqsStandIn {
     this.requestsInProgress++;
     try {
       const target = String(req.headers['x-amz-target'] ?? '');
+      this.answered.set(target, (this.answered.get(target) ?? 0) + 1);
       const raw = await readBody(req);
-      if (req.method !== 'POST' || target !== 'AmazonSQS.SendMessage') {
-        throw new SqsError('UnsupportedOperation', `The local SQS stand-in answers AmazonSQS.SendMessage only, not "${target || `${req.method} ${req.url}`}".`);
+      const action = req.method === 'POST' ? actions[target] : undefined;
+      if (!action) {
+        throw new SqsError('UnsupportedOperation', `The local SQS stand-in answers ${Object.keys(actions).join(' and ')} only, not "${target || `${req.method} ${req.url}`}".`);
       }
-      const input = JSON.parse(raw || '{}') as SendMessageInput;
-      const message = this.send(this.queueOfUrl(input.QueueUrl), requireBody(input.MessageBody), {
-        delaySeconds: input.DelaySeconds,
-        attributes: stringAttributes(input.MessageAttributes),
-      });
-      replyJson(res, 200, { MessageId: message.messageId, MD5OfMessageBody: message.md5OfBody }, { 'content-type': 'application/x-amz-json-1.0' });
+      replyJson(res, 200, action(this, JSON.parse(raw || '{}')), { 'content-type': 'application/x-amz-json-1.0' });
     } catch (err) {
       const e = err instanceof SqsError ? err : new SqsError('InvalidParameterValue', (err as Error).message);
       replyJson(res, 400, { __type: `com.amazonaws.sqs#${e.type}`, message: e.message }, {
@@ -181,7 +185,8 @@ export class SqsStandIn {
     }
   }
 
-  private queueOfUrl(url: unknown): string {
+  /** The queue a QueueUrl names; SQS's error for any other. */
+  queueOfUrl(url: unknown): string {
     const match = typeof url === 'string' ? /^https?:\/\/[^/]+\/(\d{12})\/([^/?#]+)$/.exec(url) : null;
     if (!match || match[1] !== LOCAL_ACCOUNT || !this.queues.has(match[2])) {
       throw new SqsError('QueueDoesNotExist', `The specified queue ${String(url)} does not exist.`, 'AWS.SimpleQueueService.NonExistentQueue');
@@ -190,12 +195,56 @@ export class SqsStandIn {
   }
 }
 
-interface SendMessageInput {
-  QueueUrl?: unknown;
+interface MessageInput {
   MessageBody?: unknown;
   DelaySeconds?: number;
   MessageAttributes?: Record<string, { DataType?: string; StringValue?: string }>;
 }
+interface SendMessageInput extends MessageInput {
+  QueueUrl?: unknown;
+}
+interface SendMessageBatchInput {
+  QueueUrl?: unknown;
+  Entries?: (MessageInput & { Id?: unknown })[];
+}
+
+const MAX_BATCH_ENTRIES = 10;
+const BATCH_ENTRY_ID = /^[A-Za-z0-9_-]{1,80}$/;
+
+const sendOne = (sqs: SqsStandIn, queue: string, input: MessageInput) =>
+  sqs.send(queue, requireBody(input.MessageBody), { delaySeconds: input.DelaySeconds, attributes: stringAttributes(input.MessageAttributes) });
+
+/** The actions the stand-in answers, by `X-Amz-Target`: each takes the request's JSON and answers the response's. */
+// The parsed JSON body, read by each action as its own input shape (SQS checks each member it uses).
+const actions: Record<string, (sqs: SqsStandIn, input: any) => unknown> = {
+  'AmazonSQS.SendMessage': (sqs, input: SendMessageInput) => {
+    const message = sendOne(sqs, sqs.queueOfUrl(input.QueueUrl), input);
+    return { MessageId: message.messageId, MD5OfMessageBody: message.md5OfBody };
+  },
+  'AmazonSQS.SendMessageBatch': (sqs, input: SendMessageBatchInput) => {
+    const queue = sqs.queueOfUrl(input.QueueUrl);
+    const entries = Array.isArray(input.Entries) ? input.Entries : [];
+    if (entries.length === 0) throw new SqsError('EmptyBatchRequest', 'There should be at least one SendMessageBatchRequestEntry in the request.', 'AWS.SimpleQueueService.EmptyBatchRequest');
+    if (entries.length > MAX_BATCH_ENTRIES) throw new SqsError('TooManyEntriesInBatchRequest', `Maximum number of entries per request are ${MAX_BATCH_ENTRIES}. You have sent ${entries.length}.`, 'AWS.SimpleQueueService.TooManyEntriesInBatchRequest');
+    const ids = entries.map((e) => e.Id);
+    if (ids.some((id) => typeof id !== 'string' || !BATCH_ENTRY_ID.test(id))) throw new SqsError('InvalidBatchEntryId', 'A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.', 'AWS.SimpleQueueService.InvalidBatchEntryId');
+    if (new Set(ids).size !== ids.length) throw new SqsError('BatchEntryIdsNotDistinct', 'Two or more batch entries in the request have the same Id.', 'AWS.SimpleQueueService.BatchEntryIdsNotDistinct');
+    const total = entries.reduce((n, e) => n + (typeof e.MessageBody === 'string' ? Buffer.byteLength(e.MessageBody) : 0), 0);
+    if (total > MAX_MESSAGE_BYTES) throw new SqsError('BatchRequestTooLong', `Batch requests cannot be longer than ${MAX_MESSAGE_BYTES} bytes.`, 'AWS.SimpleQueueService.BatchRequestTooLong');
+    const Successful: unknown[] = [];
+    const Failed: unknown[] = [];
+    for (const entry of entries) {
+      try {
+        const message = sendOne(sqs, queue, entry);
+        Successful.push({ Id: entry.Id, MessageId: message.messageId, MD5OfMessageBody: message.md5OfBody });
+      } catch (err) {
+        const e = err instanceof SqsError ? err : new SqsError('InvalidParameterValue', (err as Error).message);
+        Failed.push({ Id: entry.Id, SenderFault: true, Code: e.type, Message: e.message });
+      }
+    }
+    return { Successful, Failed };
+  },
+};
 
 function requireBody(body: unknown): string {
   if (typeof body !== 'string' || body === '') throw new SqsError('MissingParameter', 'The request must contain the parameter MessageBody.');

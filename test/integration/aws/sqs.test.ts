@@ -1,10 +1,10 @@
 /**
- * `enqueue` (shared/queue/queue.ts) goes through @aws-sdk/client-sqs over HTTP to the SQS stand-in
+ * `enqueue` and `enqueueAll` (shared/queue/queue.ts) go through @aws-sdk/client-sqs over HTTP to the SQS stand-in
  * (infra/local/aws/sqs.ts), as a deployed function's send goes to SQS: the queue URL from its variable, the body,
  * DelaySeconds and String message attributes on the wire, SQS's errors back through the SDK, and a missing URL a
  * configuration error naming its variable. The pump (infra/local/queues.ts) is covered where workers run.
  */
-import { enqueue } from '#shared/queue/queue.ts';
+import { enqueue, enqueueAll, QueueBatchError } from '#shared/queue/queue.ts';
 import { ConfigurationError } from '#shared/settings/env.ts';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
 
@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => queues?.close());
 
-describe('enqueue through @aws-sdk/client-sqs and the SQS stand-in', () => {
+describe('enqueue and enqueueAll through @aws-sdk/client-sqs and the SQS stand-in', () => {
   it('sends body, delay and attributes to the queue its QUEUE_URL_<NAME> names', async () => {
     // Prepare
     queues.sqs.take('webhook-deliveries');
@@ -68,7 +68,39 @@ describe('enqueue through @aws-sdk/client-sqs and the SQS stand-in', () => {
     }
   });
 
-  it('answers only the action the service uses, so a new call fails here first', async () => {
+  it('sends many messages in SendMessageBatch requests of ten, each with its own delay and attributes', async () => {
+    // Prepare
+    queues.sqs.take('events');
+    const before = queues.sqs.requests('AmazonSQS.SendMessageBatch');
+
+    // Act
+    await enqueueAll('events', Array.from({ length: 23 }, (_, i) => ({ message: { n: i }, options: i === 22 ? { delaySeconds: 2.5, attributes: { resent: 'sweep' } } : {} })));
+
+    // Assess
+    expect(queues.sqs.requests('AmazonSQS.SendMessageBatch') - before).toBe(3);
+    const messages = queues.sqs.take('events');
+    expect(messages.map((m) => JSON.parse(m.body).n).sort((a, b) => a - b)).toEqual(Array.from({ length: 23 }, (_, i) => i));
+    const last = messages.find((m) => JSON.parse(m.body).n === 22)!;
+    expect(last.attributes).toEqual({ resent: 'sweep' });
+    expect(last.visibleAt - last.sentAt).toBe(3000);
+    expect(messages.filter((m) => m !== last).every((m) => m.visibleAt === m.sentAt && Object.keys(m.attributes).length === 0)).toBe(true);
+  });
+
+  it('names the messages SQS refused and queues the rest', async () => {
+    // Prepare: SQS takes at most 10 attributes per message.
+    queues.sqs.take('events');
+    const tooMany = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`a${i}`, 'x']));
+
+    // Act
+    const sent = enqueueAll('events', Array.from({ length: 12 }, (_, i) => ({ message: { n: i }, options: i === 7 ? { attributes: tooMany } : {} })));
+
+    // Assess
+    await expect(sent).rejects.toBeInstanceOf(QueueBatchError);
+    await expect(sent).rejects.toMatchObject({ queue: 'events', failed: [7] });
+    expect(queues.sqs.take('events').map((m) => JSON.parse(m.body).n).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11]);
+  });
+
+  it('answers only the actions the service uses, so a new call fails here first', async () => {
     const res = await fetch(queues.sqs.endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.ReceiveMessage' },
