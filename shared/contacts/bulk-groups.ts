@@ -4,7 +4,7 @@
  * contacts are redone one by one through the single-contact service, each with its own result.
  */
 import pLimit from 'p-limit';
-import { commit, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
+import { commit, HookItemsOverflow, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
 import { ApiError } from '#shared/http/errors.ts';
 import { logger } from '#shared/log/logger.ts';
 import { stageCountItems } from '#shared/funnel/repository.ts';
@@ -107,7 +107,8 @@ export async function writeGroups(bid: string, units: Unit[], results: BulkItemR
       await commit([...group.flatMap((u) => u.items), ...counters], group.flatMap((u) => u.events));
       for (const u of group) results[u.index] = u.done;
     } catch (err) {
-      if (!cancellationCodes(err)) throw err;
+      // Cancelled (a condition of one unit, a conflict), or too large once the segment counters joined: one by one.
+      if (!cancellationCodes(err) && !(err instanceof HookItemsOverflow)) throw err;
       for (const u of group) results[u.index] = await u.alone();
     }
   })));

@@ -73,6 +73,17 @@ export interface CommitHook {
 const hooks: CommitHook[] = [];
 export const addCommitHook = (hook: CommitHook) => { if (!hooks.includes(hook)) hooks.push(hook); };
 
+/**
+ * The caller's items fit one transaction, but not with the items the hooks added (segment counters): nothing was
+ * written, and a caller that groups several units of work redoes them in smaller transactions.
+ */
+export class HookItemsOverflow extends Error {
+  override readonly name = 'HookItemsOverflow';
+  constructor(readonly items: number) {
+    super(`transaction of ${items} items exceeds ${TRANSACTION_LIMIT} with the items its hooks add`);
+  }
+}
+
 /** Sends of one transaction whose only failures were in hook items (a stale copy, a conflict on a shared counter). */
 const HOOK_ATTEMPTS = 4;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -95,8 +106,7 @@ export async function commit(items: TransactItem[], events: DomainEvent[] = []):
     if (all.length === 0) return;
     if (all.length > TRANSACTION_LIMIT) {
       if (all.length === own.length) throw new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT}`);
-      // Grown past the limit by hook items: a cancellation, so a grouped caller redoes its items one by one.
-      throw Object.assign(new Error(`transaction of ${all.length} items exceeds ${TRANSACTION_LIMIT} with its counter items`), { name: 'TransactionCanceledException', CancellationReasons: [] });
+      throw new HookItemsOverflow(all.length);
     }
     try {
       await db.send(new TransactWriteCommand({ TransactItems: all }));
