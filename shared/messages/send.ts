@@ -16,6 +16,7 @@ import { findOrCreateConversation, type Conversation } from '#shared/conversatio
 import { getBusiness } from '#shared/business/repository.ts';
 import { prepareTemplate } from '#shared/templates/prepare.ts';
 import { isMediaType } from '#shared/media/formats.ts';
+import { sendMediaMessage } from '#shared/media/outbound.ts';
 import { parseSendRequest, type SendRequest } from './schemas.ts';
 import { buildPayload } from './payload.ts';
 import { resolveReactionTarget } from './reaction.ts';
@@ -139,8 +140,6 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   draft.checks = [routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }), ...binding];
 
   if (isMediaType(draft.messageType)) {
-    // Loaded on first media send: text and template sends (and their cold starts) never pay for S3, probing and proxying.
-    const { sendMediaMessage } = await import('#shared/media/outbound.ts');
     return sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
   }
   return dispatchOutbound(draft);
