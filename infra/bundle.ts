@@ -35,7 +35,7 @@ const contributingInputs = (metafile: Metafile, outfile: string): string[] =>
 function buildGroup(root: string, outdir: string, requests: BundleRequest[], external: string[], write: boolean): Map<string, FunctionBundle> {
   const out = new Map<string, FunctionBundle>();
   if (!requests.length) return out;
-  const { metafile } = buildSync({
+  const { metafile, warnings } = buildSync({
     entryPoints: Object.fromEntries(requests.map((r) => [`${r.handler}/index`, join(root, 'functions', `${r.handler}.ts`)])),
     outdir,
     bundle: true,
@@ -54,6 +54,10 @@ function buildGroup(root: string, outdir: string, requests: BundleRequest[], ext
     absWorkingDir: root,
     logLevel: 'error',
   });
+  // package.json declares the project's modules free of import side effects ("sideEffects": false), so that a bundle
+  // leaves out every module none of whose exports it uses; an import kept for its side effects alone would vanish.
+  const dropped = warnings.filter((w) => w.id === 'ignored-bare-import');
+  if (dropped.length) throw new Error(`imports for side effects alone are dropped from bundles; import and call what they do: ${dropped.map((w) => `${w.location?.file}:${w.location?.line}`).join(', ')}`);
   for (const request of requests) {
     const dir = join(outdir, request.handler);
     const outfile = Object.keys(metafile.outputs).find((f) => f.endsWith(`${request.handler}/index.mjs`));
