@@ -1,0 +1,19 @@
+/**
+ * The S3 client, one per container, and what storage.ts sends with it. storage.ts imports this module on the
+ * first media request, so that a cold start does not evaluate the S3 client: it alone evaluates more code at
+ * load than the whole DynamoDB baseline of the cold-start bench.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { config } from '#shared/config.ts';
+
+export { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+export { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+
+export const s3 = new S3Client({
+  region: config.region,
+  endpoint: config.s3Endpoint,
+  // The local emulator serves buckets by path, not by virtual host.
+  forcePathStyle: Boolean(config.s3Endpoint),
+  // The local emulator (s3rver) knows only its own fixed key pair.
+  ...(config.s3Endpoint ? { credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {}),
+});
