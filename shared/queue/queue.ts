@@ -24,8 +24,7 @@
  * - Scheduled broadcast starts go through EventBridge Scheduler (shared/broadcasts/scheduler.ts): a failed
  *   CreateSchedule fails the create request before the broadcast is stored.
  */
-import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { config } from '#shared/config.ts';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import { requiredEnv } from '#shared/settings/env.ts';
 
 /** Each queue and the variable that holds its URL (infra/stack.ts sets one per queue of shared/routes.ts `workers`). */
@@ -52,11 +51,11 @@ export interface EnqueueOptions {
 
 const SQS_MAX_DELAY_SECONDS = 900;
 
-let sqs: SQSClient | undefined;
+const sdk = onFirstUse(() => import('./sqs-client.ts'));
 
 export async function enqueue(queue: QueueName, message: unknown, options: EnqueueOptions = {}): Promise<void> {
   const url = queueUrl(queue);
-  sqs ??= new SQSClient({ region: config.region });
+  const { sqs, SendMessageCommand } = await sdk();
   await sqs.send(new SendMessageCommand({
     QueueUrl: url,
     MessageBody: typeof message === 'string' ? message : JSON.stringify(message),
