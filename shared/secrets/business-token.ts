@@ -29,8 +29,9 @@ export const businessTokenSecretName = (businessId: string): string => `${requir
 
 async function ownToken(businessId: string, forceFetch: boolean): Promise<string | undefined> {
   if (!forceFetch && (absentUntil.get(businessId) ?? 0) > Date.now()) return undefined;
+  const provider = await secrets();
   try {
-    const value = await secrets.get(businessTokenSecretName(businessId), { transform: 'json', maxAge: MAX_AGE_SECONDS, forceFetch });
+    const value = await provider.get(businessTokenSecretName(businessId), { transform: 'json', maxAge: MAX_AGE_SECONDS, forceFetch });
     const token = (value as { token?: unknown } | undefined)?.token;
     if (typeof token !== 'string' || !token) {
       throw new ConfigurationError('BUSINESS_TOKEN_SECRET_PREFIX', `names a secret for business ${businessId} without a "token" string`);

@@ -1,11 +1,15 @@
 /**
  * The container's one Secrets Manager reader: Powertools Parameters' SecretsProvider (its own SDK client, so the
  * standard `AWS_ENDPOINT_URL_SECRETS_MANAGER` points it at the local stand-in exactly as it would at any endpoint),
- * and the rule for how often a failed check may force a re-read.
+ * made on the first read so that a cold start does not evaluate the Secrets Manager client; and the rule for how
+ * often a failed check may force a re-read.
  */
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 
-export const secrets = new SecretsProvider();
+export const secrets = onFirstUse(async () => {
+  const { SecretsProvider } = await import('@aws-lambda-powertools/parameters/secrets');
+  return new SecretsProvider();
+});
 
 /**
  * A failed check (webhook signature, verify token, upstream 401) re-reads its secret at most once per this
