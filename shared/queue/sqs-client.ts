@@ -1,6 +1,7 @@
 /**
- * The SQS client, one per container, and the command queue.ts sends with it. queue.ts imports this module on
- * the first send, so that a cold start does not evaluate the SQS client.
+ * The SQS client, one per container, and the command queue.ts sends with it. A side bundle (`#side/sqs-client`,
+ * see shared/lang/on-first-use.ts): queue.ts loads it on the first send, so that a cold start neither parses nor
+ * evaluates the SQS client.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '#shared/config.ts';
