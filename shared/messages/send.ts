@@ -17,7 +17,8 @@ import { getBusiness } from '#shared/business/repository.ts';
 import { prepareTemplate } from '#shared/templates/prepare.ts';
 import { isMediaType } from '#shared/media/formats.ts';
 import { sendMediaMessage } from '#shared/media/outbound.ts';
-import { parseSendRequest, type SendRequest } from './schemas.ts';
+import type { SendRequest } from './schemas.ts';
+import { loadSendSchemas } from './schemas-loader.ts';
 import { buildPayload } from './payload.ts';
 import { resolveReactionTarget } from './reaction.ts';
 import { bindToMessage, idempotent, unbindFromMessage, type Outcome } from './idempotency.ts';
@@ -76,7 +77,7 @@ async function outcomeOfRecorded(businessId: string, messageId: string): Promise
 }
 
 async function prepareAndDispatch(businessId: string, request: unknown, options: SendOptions): Promise<Outcome> {
-  const req: SendRequest = parseSendRequest(request);
+  const req: SendRequest = (await loadSendSchemas()).parseSendRequest(request);
   const phone = routePhone(req.to);
   const context = (await options.context) ?? (await loadSendContext(businessId, phone));
 
