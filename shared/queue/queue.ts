@@ -51,7 +51,7 @@ export interface EnqueueOptions {
 
 const SQS_MAX_DELAY_SECONDS = 900;
 
-const sdk = onFirstUse(() => import('#side/sqs-client'));
+const sdk = onFirstUse(() => import('./sqs-client.ts'));
 
 export async function enqueue(queue: QueueName, message: unknown, options: EnqueueOptions = {}): Promise<void> {
   const url = queueUrl(queue);

@@ -1,7 +1,8 @@
 /**
- * Powertools Parameters' SecretsProvider, one per container, and the error it throws. secrets.ts loads this module
- * on the first read: it is a side bundle (`#side/secrets-provider`), so the error class the readers check against
- * comes from here too, never from a copy of its own in the function's bundle.
+ * Powertools Parameters' SecretsProvider, one per container, and the error it throws. secrets.ts imports this module
+ * on the first read (inlined, see shared/lang/on-first-use.ts); the readers take the error class they check from
+ * here, beside the provider that throws it. Not a side bundle: every request of the functions that load it reads a
+ * secret, and a side bundle's own copy of the SDK core would cost that first request more than it saves at load.
  */
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 
