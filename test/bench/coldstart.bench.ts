@@ -10,8 +10,7 @@
  * paired runs (each function run over the baseline run just before it): on a shared machine the same work costs
  * more CPU time in some moments than in others (cache and core contention), and a pair shares its moment. The full
  * run times every function; the quick run the QUICK_COUNT largest index.mjs: every byte of it is at least
- * pre-parsed at load, so the largest bundles are the slowest to start (the ones that could miss), and the same
- * ones are timed in every quick run.
+ * pre-parsed at load, so the largest bundles are the slowest to start, and the same ones are timed in every quick run.
  */
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
