@@ -10,8 +10,10 @@ import { WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { workers } from '#shared/routes.ts';
 import { runMediaJob } from '#shared/media/job-runner.ts';
-// Registers how a send handed over past the wait budget is completed.
-import '#shared/media/outbound-finisher.ts';
+import { registerOutboundFinisher } from '#shared/media/outbound-finisher.ts';
+
+// How a send handed over past the wait budget is completed.
+registerOutboundFinisher();
 
 const maxReceiveCount = workers.find((w) => w.queue === 'media')?.maxReceiveCount ?? 3;
 

@@ -12,19 +12,15 @@
  *
  * Firing early or twice is harmless: the start step checks the broadcast's status and `send_at` itself.
  */
-import {
-  ConflictException, CreateScheduleCommand, DeleteScheduleCommand, ResourceNotFoundException, SchedulerClient, UpdateScheduleCommand,
-  type CreateScheduleCommandInput,
-} from '@aws-sdk/client-scheduler';
-import { config } from '#shared/config.ts';
+import type { CreateScheduleCommandInput } from '@aws-sdk/client-scheduler';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import { optionalEnv, requiredEnv } from '#shared/settings/env.ts';
 import type { BroadcastMessage } from './messages.ts';
 
 const group = () => optionalEnv('BROADCAST_SCHEDULE_GROUP') ?? 'default';
 const scheduleName = (broadcastId: string) => `broadcast-${broadcastId}`;
 
-let client: SchedulerClient | undefined;
-const scheduler = () => (client ??= new SchedulerClient({ region: config.region }));
+const sdk = onFirstUse(() => import('#side/scheduler-client'));
 
 /** `at()` takes whole seconds: round up so that the start never fires before `send_at`. */
 const atExpression = (at: Date) => `at(${new Date(Math.ceil(at.getTime() / 1000) * 1000).toISOString().slice(0, 19)})`;
@@ -45,17 +41,19 @@ export async function scheduleStart(businessId: string, broadcastId: string, at:
       RetryPolicy: { MaximumRetryAttempts: 10 },
     },
   };
+  const { scheduler, ConflictException, CreateScheduleCommand, UpdateScheduleCommand } = await sdk();
   try {
-    await scheduler().send(new CreateScheduleCommand(input));
+    await scheduler.send(new CreateScheduleCommand(input));
   } catch (err) {
     if (!(err instanceof ConflictException)) throw err;
-    await scheduler().send(new UpdateScheduleCommand(input));
+    await scheduler.send(new UpdateScheduleCommand(input));
   }
 }
 
 export async function cancelStart(broadcastId: string): Promise<void> {
+  const { scheduler, DeleteScheduleCommand, ResourceNotFoundException } = await sdk();
   try {
-    await scheduler().send(new DeleteScheduleCommand({ Name: scheduleName(broadcastId), GroupName: group() }));
+    await scheduler.send(new DeleteScheduleCommand({ Name: scheduleName(broadcastId), GroupName: group() }));
   } catch (err) {
     if (!(err instanceof ResourceNotFoundException)) throw err;
   }

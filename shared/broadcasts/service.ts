@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, notFound, validationError, type FieldErrors } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
-import { parseSendRequest } from '#shared/messages/schemas.ts';
+import { loadSendSchemas } from '#shared/messages/schemas-loader.ts';
 import { getSegment } from '#shared/segments/repository.ts';
 import { commit } from '#shared/events/outbox.ts';
 import { enqueue, queueUrl } from '#shared/queue/queue.ts';
@@ -26,13 +26,13 @@ const TEMPLATE_FIELDS = ['templateName', 'template_parameters', 'language', 'hea
 /** Stands in for the recipient while the template is validated like a send. */
 const PLACEHOLDER_TO = '+10000000000';
 
-function templateOf(input: CreateBroadcastInput): TemplateRequest {
+async function templateOf(input: CreateBroadcastInput): Promise<TemplateRequest> {
   const raw: Record<string, unknown> = { type: 'template' };
   for (const f of TEMPLATE_FIELDS) if (input[f] !== undefined) raw[f] = input[f];
   if (raw.templateName === undefined && raw.template === undefined) {
     throw validationError({ templateName: ['a template is required: templateName (shortcut) or a template object'] }, 'A broadcast needs a template');
   }
-  const { to: _to, ...parsed } = parseSendRequest({ ...raw, to: PLACEHOLDER_TO });
+  const { to: _to, ...parsed } = (await loadSendSchemas()).parseSendRequest({ ...raw, to: PLACEHOLDER_TO });
   return parsed as TemplateRequest;
 }
 
@@ -60,7 +60,7 @@ function sendAtOf(input: CreateBroadcastInput, nowMs: number): string | null {
 
 export async function createBroadcast(businessId: string, input: CreateBroadcastInput) {
   const nowMs = Date.now();
-  const template = templateOf(input);
+  const template = await templateOf(input);
   const { segmentId, contactIds } = audienceOf(input);
   const sendAt = sendAtOf(input, nowMs);
   let audience: Broadcast['audience'];

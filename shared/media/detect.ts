@@ -1,10 +1,13 @@
 /**
  * What a file really is, from its bytes (file-type's magic numbers), never from its name or declared MIME.
  * Two cases file-type leaves open are settled here: plain text (no magic number) and the legacy Office
- * formats, which share one container (OLE2/CFB) and are told apart by the name the client gave.
+ * formats, which share one container (OLE2/CFB) and are told apart by the name the client gave. file-type
+ * (and the tokenizer under it) is loaded on the first file checked, not at cold start.
  */
-import { fileTypeFromBuffer } from 'file-type';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import { MIME } from './formats.ts';
+
+const fileType = onFirstUse(() => import('#side/file-type'));
 
 export interface Detected {
   /** Normalised MIME type (parameters dropped; OGG is only reported when it carries Opus). */
@@ -33,7 +36,7 @@ function looksLikeText(bytes: Uint8Array): boolean {
 }
 
 export async function detectMime(bytes: Uint8Array, filename?: string): Promise<Detected | undefined> {
-  const found = await fileTypeFromBuffer(bytes);
+  const found = await (await fileType()).fileTypeFromBuffer(bytes);
   if (!found) return looksLikeText(bytes) ? { mime: MIME.txt } : undefined;
   const [base, params = ''] = found.mime.split(';').map((s) => s.trim());
   if (base === 'audio/ogg' || base === 'audio/opus') return { mime: MIME.opus, opus: params.includes('opus') || found.ext === 'opus' };

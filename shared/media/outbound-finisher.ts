@@ -1,7 +1,7 @@
 /**
  * Completes a media send that the endpoint handed over (202 `queued`): with the worker's prepared media
  * the message goes upstream through the normal send path (recording `sent` or `failed` with its event);
- * a media failure records the message as failed with `message.failed`. Imported by the media worker.
+ * a media failure records the message as failed with `message.failed`. The media worker registers it.
  */
 import { ApiError } from '#shared/http/errors.ts';
 import { commit, newEvent } from '#shared/events/outbox.ts';
@@ -48,4 +48,5 @@ async function finish(job: MediaJobRecord, outcome: MediaJobOutcome): Promise<vo
   logger.info('queued media send failed', { messageId: draft.id, error: message.error?.error });
 }
 
-registerMediaJobFinisher(OUTBOUND_FINISHER, finish);
+/** Lets the media worker complete the sends handed over to it (called once, by functions/workers/media.ts). */
+export const registerOutboundFinisher = (): void => registerMediaJobFinisher(OUTBOUND_FINISHER, finish);

@@ -1,20 +1,11 @@
 /**
  * The media bucket: originals of uploads (kept so that a conversion or a re-upload never needs the
- * client again) and the target of presigned uploads. One client per container.
+ * client again) and the target of presigned uploads. The client (s3-client.ts, a side bundle) is loaded on first use.
  */
-import { S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand, DeleteObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { config } from '#shared/config.ts';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import { requiredEnv } from '#shared/settings/env.ts';
 
-export const s3 = new S3Client({
-  region: config.region,
-  endpoint: config.s3Endpoint,
-  // The local emulator serves buckets by path, not by virtual host.
-  forcePathStyle: Boolean(config.s3Endpoint),
-  // The local emulator (s3rver) knows only its own fixed key pair.
-  ...(config.s3Endpoint ? { credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {}),
-});
+const sdk = onFirstUse(() => import('#side/s3-client'));
 
 /** Read on every use: a function without MEDIA_BUCKET fails its first media request naming it. */
 const bucket = () => requiredEnv('MEDIA_BUCKET');
@@ -25,11 +16,13 @@ export const objectKeys = {
 };
 
 export async function putObject(key: string, body: Uint8Array, contentType: string): Promise<void> {
+  const { s3, PutObjectCommand } = await sdk();
   await s3.send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: body, ContentType: contentType }));
 }
 
 /** Size of an object, or undefined when it does not exist (yet). */
 export async function objectSize(key: string): Promise<number | undefined> {
+  const { s3, HeadObjectCommand } = await sdk();
   try {
     const head = await s3.send(new HeadObjectCommand({ Bucket: bucket(), Key: key }));
     return head.ContentLength ?? 0;
@@ -41,6 +34,7 @@ export async function objectSize(key: string): Promise<number | undefined> {
 }
 
 export async function getObject(key: string): Promise<Buffer> {
+  const { s3, GetObjectCommand } = await sdk();
   const out = await s3.send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
   return Buffer.from(await out.Body!.transformToByteArray());
 }
@@ -50,6 +44,7 @@ export async function getObject(key: string): Promise<Buffer> {
  * a body of any other size and the type's maximum holds without the bytes passing through a Lambda.
  */
 export async function presignPut(key: string, contentType: string, contentLength: number, expiresInSeconds: number): Promise<string> {
+  const { s3, PutObjectCommand, getSignedUrl } = await sdk();
   return getSignedUrl(
     s3,
     new PutObjectCommand({ Bucket: bucket(), Key: key, ContentType: contentType, ContentLength: contentLength }),
@@ -59,9 +54,11 @@ export async function presignPut(key: string, contentType: string, contentLength
 
 /** A presigned GET of an object (the Cloud-API-compatible media URL). */
 export async function presignGet(key: string, expiresInSeconds: number): Promise<string> {
+  const { s3, GetObjectCommand, getSignedUrl } = await sdk();
   return getSignedUrl(s3, new GetObjectCommand({ Bucket: bucket(), Key: key }), { expiresIn: expiresInSeconds });
 }
 
 export async function deleteObject(key: string): Promise<void> {
+  const { s3, DeleteObjectCommand } = await sdk();
   await s3.send(new DeleteObjectCommand({ Bucket: bucket(), Key: key }));
 }

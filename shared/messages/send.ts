@@ -16,7 +16,9 @@ import { findOrCreateConversation, type Conversation } from '#shared/conversatio
 import { getBusiness } from '#shared/business/repository.ts';
 import { prepareTemplate } from '#shared/templates/prepare.ts';
 import { isMediaType } from '#shared/media/formats.ts';
-import { parseSendRequest, type SendRequest } from './schemas.ts';
+import { sendMediaMessage } from '#shared/media/outbound.ts';
+import type { SendRequest } from './schemas.ts';
+import { loadSendSchemas } from './schemas-loader.ts';
 import { buildPayload } from './payload.ts';
 import { resolveReactionTarget } from './reaction.ts';
 import { bindToMessage, idempotent, unbindFromMessage, type Outcome } from './idempotency.ts';
@@ -75,7 +77,7 @@ async function outcomeOfRecorded(businessId: string, messageId: string): Promise
 }
 
 async function prepareAndDispatch(businessId: string, request: unknown, options: SendOptions): Promise<Outcome> {
-  const req: SendRequest = parseSendRequest(request);
+  const req: SendRequest = (await loadSendSchemas()).parseSendRequest(request);
   const phone = routePhone(req.to);
   const context = (await options.context) ?? (await loadSendContext(businessId, phone));
 
@@ -139,8 +141,6 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   draft.checks = [routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }), ...binding];
 
   if (isMediaType(draft.messageType)) {
-    // Loaded on first media send: text and template sends (and their cold starts) never pay for S3, probing and proxying.
-    const { sendMediaMessage } = await import('#shared/media/outbound.ts');
     return sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
   }
   return dispatchOutbound(draft);

@@ -25,8 +25,8 @@
  * - Scheduled broadcast starts go through EventBridge Scheduler (shared/broadcasts/scheduler.ts): a failed
  *   CreateSchedule fails the create request before the broadcast is stored.
  */
-import { SQSClient, SendMessageBatchCommand, SendMessageCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
-import { config } from '#shared/config.ts';
+import type { SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import { requiredEnv } from '#shared/settings/env.ts';
 
 /** Each queue and the variable that holds its URL (infra/stack.ts sets one per queue of shared/routes.ts `workers`). */
@@ -53,9 +53,7 @@ export interface EnqueueOptions {
 
 const SQS_MAX_DELAY_SECONDS = 900;
 
-let sqs: SQSClient | undefined;
-
-const sqsClient = () => (sqs ??= new SQSClient({ region: config.region }));
+const sdk = onFirstUse(() => import('./sqs-client.ts'));
 
 /** A message as SQS takes it: the body (JSON unless a string), a delay within 0–900 whole seconds, String attributes. */
 const entry = (message: unknown, options: EnqueueOptions = {}) => ({
@@ -68,7 +66,8 @@ const entry = (message: unknown, options: EnqueueOptions = {}) => ({
 
 export async function enqueue(queue: QueueName, message: unknown, options: EnqueueOptions = {}): Promise<void> {
   const url = queueUrl(queue);
-  await sqsClient().send(new SendMessageCommand({ QueueUrl: url, ...entry(message, options) }));
+  const { sqs, SendMessageCommand } = await sdk();
+  await sqs.send(new SendMessageCommand({ QueueUrl: url, ...entry(message, options) }));
 }
 
 export interface Outgoing {
@@ -116,9 +115,10 @@ export async function enqueueAll(queue: QueueName, messages: Outgoing[]): Promis
   chunks.push(chunk);
   const failed: number[] = [];
   const causes: unknown[] = [];
+  const { sqs, SendMessageBatchCommand } = await sdk();
   await Promise.all(chunks.map(async (c) => {
     try {
-      const out = await sqsClient().send(new SendMessageBatchCommand({ QueueUrl: url, Entries: c.map((x) => x.entry) }));
+      const out = await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: c.map((x) => x.entry) }));
       for (const f of out.Failed ?? []) {
         failed.push(Number(f.Id));
         causes.push(`${f.Code}: ${f.Message}`);

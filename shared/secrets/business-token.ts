@@ -15,7 +15,6 @@
  *
  * The token is only ever put into an Authorization header: never returned, logged or queued.
  */
-import { GetParameterError } from '@aws-lambda-powertools/parameters/errors';
 import { ConfigurationError, requiredEnv } from '#shared/settings/env.ts';
 import { mayRefresh, secrets } from './secrets.ts';
 import { refreshedUpstreamCredentials, upstreamCredentials } from './upstream-credentials.ts';
@@ -29,8 +28,9 @@ export const businessTokenSecretName = (businessId: string): string => `${requir
 
 async function ownToken(businessId: string, forceFetch: boolean): Promise<string | undefined> {
   if (!forceFetch && (absentUntil.get(businessId) ?? 0) > Date.now()) return undefined;
+  const { provider, GetParameterError } = await secrets();
   try {
-    const value = await secrets.get(businessTokenSecretName(businessId), { transform: 'json', maxAge: MAX_AGE_SECONDS, forceFetch });
+    const value = await provider.get(businessTokenSecretName(businessId), { transform: 'json', maxAge: MAX_AGE_SECONDS, forceFetch });
     const token = (value as { token?: unknown } | undefined)?.token;
     if (typeof token !== 'string' || !token) {
       throw new ConfigurationError('BUSINESS_TOKEN_SECRET_PREFIX', `names a secret for business ${businessId} without a "token" string`);

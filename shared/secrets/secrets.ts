@@ -1,11 +1,13 @@
 /**
  * The container's one Secrets Manager reader: Powertools Parameters' SecretsProvider (its own SDK client, so the
  * standard `AWS_ENDPOINT_URL_SECRETS_MANAGER` points it at the local stand-in exactly as it would at any endpoint),
+ * loaded on the first read (secrets-provider.ts) so that a cold start does not evaluate the Secrets Manager client;
  * and the rule for how often a failed check may force a re-read.
  */
-import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 
-export const secrets = new SecretsProvider();
+/** The provider and the GetParameterError class its failures are instances of. */
+export const secrets = onFirstUse(() => import('./secrets-provider.ts'));
 
 /**
  * A failed check (webhook signature, verify token, upstream 401) re-reads its secret at most once per this

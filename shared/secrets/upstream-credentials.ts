@@ -7,7 +7,6 @@
  * The app secret and verify token belong to the one Meta app of the stack; the token is the one every business
  * without its own uses (shared/secrets/business-token.ts).
  */
-import { GetParameterError } from '@aws-lambda-powertools/parameters/errors';
 import { ConfigurationError, requiredEnv } from '#shared/settings/env.ts';
 import { mayRefresh, secrets } from './secrets.ts';
 
@@ -32,9 +31,10 @@ const FIELDS = ['token', 'appSecret', 'verifyToken'] as const;
 async function read(refresh: boolean): Promise<UpstreamCredentials> {
   const arn = requiredEnv('UPSTREAM_SECRET_ARN');
   const forceFetch = refresh && mayRefresh(`upstream-credentials:${arn}`);
+  const { provider, GetParameterError } = await secrets();
   let value: unknown;
   try {
-    value = await secrets.get(arn, { transform: 'json', maxAge: MAX_AGE_SECONDS, forceFetch });
+    value = await provider.get(arn, { transform: 'json', maxAge: MAX_AGE_SECONDS, forceFetch });
   } catch (err) {
     // Not JSON, or a secret that is not there: a deployment defect that names its variable. Transient faults stay as they are.
     if (!(err instanceof GetParameterError) || (err.cause as Error | undefined)?.name === 'ResourceNotFoundException') {

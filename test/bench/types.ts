@@ -22,6 +22,11 @@ export interface BenchFigure {
   baseline?: number;
   baselineName?: string;
   /**
+   * value / baseline, unless the module measures the ratio itself: cold start takes the median of the ratios of its
+   * paired runs (each run of a function beside the baseline run just before it).
+   */
+  ratio?: number;
+  /**
    * Target on value / baseline: `maxRatio` for times and sizes (lower is better), `minRatio` for rates
    * (higher is better). A missed target makes `npm run bench` exit non-zero.
    */

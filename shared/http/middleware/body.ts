@@ -1,11 +1,12 @@
 /**
  * Body parsing. JSON routes: base64 decoding, a size cap, and a 400 `invalid_json` for anything that is
  * not JSON. Multipart routes (media upload): busboy through @middy/http-multipart-body-parser, with a
- * 400 `validation_error` for JSON or a broken form.
+ * 400 `validation_error` for JSON or a broken form. The multipart parser is a side bundle (`#side/multipart-parser`,
+ * see shared/lang/on-first-use.ts) loaded on the first multipart request: only the upload functions run it.
  */
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import multipartParser from '@middy/http-multipart-body-parser';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import { ApiError, invalidJson, validationError } from '../errors.ts';
 import { state } from '../state.ts';
 
@@ -39,7 +40,10 @@ export const jsonBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
   },
 });
 
-const multipart = multipartParser({ disableContentTypeError: false, charset: 'utf-8', busboy: { limits: { fileSize: 100 * 1024 * 1024, files: 1, fields: 20 } } } as any);
+const multipartParser = onFirstUse(async (): Promise<MiddlewareObj<any>> => {
+  const { default: parser } = await import('#side/multipart-parser');
+  return parser({ disableContentTypeError: false, charset: 'utf-8', busboy: { limits: { fileSize: 100 * 1024 * 1024, files: 1, fields: 20 } } } as any);
+});
 
 export const multipartBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
@@ -47,8 +51,9 @@ export const multipartBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
     if (!type.startsWith('multipart/form-data')) {
       throw validationError({ file: ['Send the file as multipart/form-data with fields "file" and "type"'] }, 'Media upload requires multipart/form-data');
     }
+    const parser = await multipartParser();
     try {
-      await (multipart.before as any)(request);
+      await (parser.before as any)(request);
     } catch (err) {
       throw validationError({ _body: [(err as Error).message || 'Malformed multipart body'] }, 'The multipart form could not be parsed');
     }
