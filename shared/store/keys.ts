@@ -30,7 +30,7 @@
  * | where sends to a number go: its contact   | pk B#{bid}            sk SROUTE#{e164} (checked against    |
  * |   and open conversation (send fast path)  |   CPHONE and CCONV in the send's own transaction)          |
  * | segments; static members of a segment     | pk B#{bid} sk SEG#{id}; pk B#{bid}#SEG#{id} sk C#{contact} |
- * | dynamic segment counters per id range     | pk B#{bid}#SEGC#{range} sk K / T#{minute} (dated deltas)  |
+ * | dynamic segment counters per id range     | pk B#{bid}#SEGC#{range} sk K / T#{minute}[#B{token}] (dated deltas) |
  * | webhook subscriptions; their deliveries   | pk B#{bid}#WHS sk WH#{id}; pk B#{bid}#WH#{id} sk D#{delivery} |
  * | outbox (events not yet fanned out), one   | pk B#{bid}#EVK#{orderingKey} sk E#{createdAt}#{eventId}    |
  * |   partition per ordering key ('-': none)  |                                                            |
@@ -148,11 +148,16 @@ export const keys = {
   segmentMemberSkPrefix: 'C#',
   /**
    * Dynamic segment counters, one partition per contact-id range (segments/counters): the range's counter item
-   * (`K`: base counts, backfill cursors, versions) and its dated deltas (`T#{minute}`: steps of time-relative rules).
+   * (`K`: base counts, backfill cursors, versions) and its dated deltas of time-relative rules: minute items
+   * (`T#{minute}`, the steps contact writes add) and a backfill step's own items (`T#{minute}#B{token}`, keyed by
+   * their earliest step's minute). Both sort by minute, so one query reads every delta up to now.
    */
   segmentCounter: (bid: string, range: number): Key => ({ pk: segmentCounterPk(bid, range), sk: 'K' }),
   segmentCounterPk,
   segmentCounterDated: (bid: string, range: number, minute: number): Key => ({ pk: segmentCounterPk(bid, range), sk: `T#${String(minute).padStart(10, '0')}` }),
+  segmentCounterBatch: (bid: string, range: number, minute: number, token: string): Key => ({ pk: segmentCounterPk(bid, range), sk: `T#${String(minute).padStart(10, '0')}#B${token}` }),
+  /** The minute a dated item's key names (either kind). */
+  segmentCounterMinute: (sk: string): number => Number(sk.slice(2, 12)),
 
   /**
    * A business's webhook subscriptions, in a partition of their own: the fan-out reads it in the same
