@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { batchGetContacts } from '#shared/contacts/repository.ts';
 import type { Contact } from '#shared/contacts/model.ts';
 import { compileCondition } from '#shared/contacts/filters/predicate.ts';
-import { selectMatching } from '#shared/contacts/filters/scan.ts';
+import { byCreatedDesc, selectMatching } from '#shared/contacts/filters/scan.ts';
+import { sampleMatching } from './sample.ts';
 import type { Filters } from '#shared/contacts/filters/filters.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { countDeadline, countSegment, countSegments, type CountOutcome } from './count.ts';
@@ -219,16 +220,27 @@ export async function evaluateSegment(bid: string, id: unknown): Promise<Segment
 }
 
 export const PREVIEW_SAMPLE = 10;
+/** Pages of 1,000 contacts per id range a preview reads: up to 32,000 contacts its count is exact, past that estimated. */
+const PREVIEW_PAGES = 2;
 
-/** Count and a sample of the contacts that rules select, without storing anything. */
+/**
+ * Count and a sample of the contacts that rules select, without storing anything. The count comes from a bounded
+ * read (sample.ts), so a preview answers in the same time at any size: exact for a business read whole, else an
+ * estimate flagged `countEstimated` (the sample is then the newest matches among the contacts read).
+ */
 export async function previewRules(bid: string, rules: unknown, sample = PREVIEW_SAMPLE) {
   if (isEmptyRules(rules)) throw ruleInvalid(ruleError('Rules are missing: send { "rules": { "version": 3, "filters": { ... } } } with at least one filter'));
   const parsed = parseIncomingRules(rules);
-  const nowMs = Date.now();
-  const ids = await selectWithinBudget(() => selectMatching(bid, compileCondition(rulesCondition(parsed, nowMs)), { deadline: countDeadline() }));
+  const test = compileCondition(rulesCondition(parsed, Date.now()));
+  const deadline = countDeadline();
+  const read = await selectWithinBudget(() => sampleMatching(bid, test, PREVIEW_PAGES, deadline));
+  const estimated = !read.complete && !Number.isNaN(read.estimate);
+  // Ids that are not UUIDs say nothing of the share read: then only the whole read answers.
+  const matched = read.complete || estimated ? read.matched.sort(byCreatedDesc).map((c) => c.id) : await selectWithinBudget(() => selectMatching(bid, test, { deadline }));
   return {
-    count: ids.length,
-    preview: await contactsInOrder(bid, ids.slice(0, sample)),
+    count: estimated ? read.estimate : matched.length,
+    ...(estimated ? { countEstimated: true } : {}),
+    preview: await contactsInOrder(bid, matched.slice(0, sample)),
     rulesFormat: parsed.format,
   };
 }
