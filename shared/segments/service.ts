@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { batchGetContacts } from '#shared/contacts/repository.ts';
 import type { Contact } from '#shared/contacts/model.ts';
 import { compileCondition } from '#shared/contacts/filters/predicate.ts';
-import { byCreatedDesc, selectMatching } from '#shared/contacts/filters/scan.ts';
+import { ScanDeadlineExceeded, byCreatedDesc, newestMatching, selectMatching } from '#shared/contacts/filters/scan.ts';
 import { sampleMatching } from './sample.ts';
 import type { Filters } from '#shared/contacts/filters/filters.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
@@ -151,8 +151,34 @@ export async function contactsInOrder(bid: string, ids: string[]): Promise<Conta
   return ids.map((id) => found.get(id)?.contact).filter((c): c is Contact => !!c && !c.deleted_at);
 }
 
+/**
+ * A dynamic segment's count comes from its counters and its page of members from the newest contacts, read only
+ * as far as the page needs (scan.ts newestMatching), both at once; a static segment (or invalid rules) is counted
+ * and listed by the scan. A page that cannot be read in time answers empty with `countStale`, as a count would.
+ */
 export async function getSegmentDetail(bid: string, record: SegmentRecord, page: { limit: number; offset: number }): Promise<SegmentDetail> {
-  const outcome = await countSegment(bid, record, { deadline: countDeadline(), collect: true });
+  const deadline = countDeadline();
+  const parsed = record.segmentType === 'dynamic' ? parseRules(record.rules) : null;
+  if (!parsed?.ok) return scannedDetail(bid, record, page, deadline);
+  const test = compileCondition(rulesCondition(parsed, Date.now()));
+  const [outcome, newest] = await Promise.all([
+    countSegment(bid, record, { deadline }),
+    newestMatching(bid, test, page.offset + page.limit, { deadline }).catch((err) => {
+      if (err instanceof ScanDeadlineExceeded) return null;
+      throw err;
+    }),
+  ]);
+  const view = toView(record, newest ? outcome : { ...outcome, stale: true });
+  const ids = (newest ?? []).slice(page.offset).map((c) => c.id);
+  return {
+    ...view,
+    contacts: await contactsInOrder(bid, ids),
+    pagination: { limit: page.limit, offset: page.offset, total: view.contactCount, hasMore: page.offset + ids.length < view.contactCount },
+  };
+}
+
+async function scannedDetail(bid: string, record: SegmentRecord, page: { limit: number; offset: number }, deadline: number): Promise<SegmentDetail> {
+  const outcome = await countSegment(bid, record, { deadline, collect: true });
   const matched = outcome.matched ?? [];
   const ids = matched.slice(page.offset, page.offset + page.limit).map((c) => c.id);
   const view = toView(record, outcome);
