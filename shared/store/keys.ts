@@ -164,7 +164,7 @@ export const keys = {
   segmentCounter: (bid: string, range: number): Key => ({ pk: segmentCounterPk(bid, range), sk: 'K' }),
   segmentCounterPk,
   segmentCounterDated: (bid: string, range: number, minute: number): Key => ({ pk: segmentCounterPk(bid, range), sk: `T#${String(minute).padStart(10, '0')}` }),
-  segmentCounterBatch: (bid: string, range: number, minute: number, token: string): Key => ({ pk: segmentCounterPk(bid, range), sk: `T#${String(minute).padStart(10, '0')}#B${token}` }),
+  segmentCounterBackfill: (bid: string, range: number, minute: number, token: string): Key => ({ pk: segmentCounterPk(bid, range), sk: `T#${String(minute).padStart(10, '0')}#B${token}` }),
   /** The minute a dated item's key names (either kind). */
   segmentCounterMinute: (sk: string): number => Number(sk.slice(2, 12)),
 

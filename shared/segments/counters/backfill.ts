@@ -18,12 +18,12 @@ import { decodeProjection } from '#shared/contacts/filters/projection.ts';
 import { clock } from './clock.ts';
 import { DONE, RANGES, readRangePage } from './ranges.ts';
 import type { CountedRule } from './registry.ts';
-import { BATCH_DELTAS, RangeDeltas } from './deltas.ts';
+import { BACKFILL_ITEM_DELTAS, RangeDeltas } from './deltas.ts';
 import { readCounterItem } from './write.ts';
 
 const PAGE = 1000;
 /** Dated deltas one step may write: at most 10 items of its own (deltas.ts), well within a transaction's 4 MB. */
-const MAX_DATED = 10 * BATCH_DELTAS;
+const MAX_DATED = 10 * BACKFILL_ITEM_DELTAS;
 
 /** Runs steps until every given counter is done in every range (true) or the deadline passes (false). */
 export async function backfill(bid: string, rules: CountedRule[], deadline: number): Promise<boolean> {
@@ -82,7 +82,7 @@ async function step(bid: string, range: number, item: Record<string, any>, group
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
-  const dated = deltas.datedBatches(bid, range);
+  const dated = deltas.backfillItems(bid, range);
   try {
     if (dated.length === 0) await db.send(new UpdateCommand(update));
     else await db.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...dated] }));

@@ -5,7 +5,7 @@
  *
  * A contact write adds its few steps to the shared minute items (`datedUpdates`). A backfill step, whose
  * thousand contacts have steps spread over months (one minute item each), puts them instead into items of its
- * own (`datedBatches`): its steps in time order, up to BATCH_DELTAS per item, each keyed by its earliest step.
+ * own (`backfillItems`): its steps in time order, up to BACKFILL_ITEM_DELTAS per item, each keyed by its earliest step.
  * A dated delta is named by its offset from the item's minute (`{key}_{seconds}`), in either kind of item.
  */
 import { randomBytes } from 'node:crypto';
@@ -33,7 +33,7 @@ export class RangeDeltas {
     }
   }
 
-  /** Dated deltas gathered (an upper bound of what `datedBatches` writes). */
+  /** Dated deltas gathered (an upper bound of what `backfillItems` writes). */
   datedCount(): number {
     let n = 0;
     for (const attrs of this.dated.values()) n += attrs.size;
@@ -81,17 +81,17 @@ export class RangeDeltas {
     return out;
   }
 
-  /** A backfill step's dated deltas as Puts of its own items (time order, at most BATCH_DELTAS each). */
-  datedBatches(bid: string, range: number): TransactItem[] {
+  /** A backfill step's dated deltas as Puts of its own items (time order, at most BACKFILL_ITEM_DELTAS each). */
+  backfillItems(bid: string, range: number): TransactItem[] {
     const steps: [number, string, number][] = []; // [minute, name, delta]
     for (const [minute, attrs] of this.dated) for (const [name, d] of attrs) if (d !== 0) steps.push([minute, name, d]);
     steps.sort((a, b) => a[0] - b[0]);
     const out: TransactItem[] = [];
-    for (let i = 0; i < steps.length; i += BATCH_DELTAS) {
-      const chunk = steps.slice(i, i + BATCH_DELTAS);
+    for (let i = 0; i < steps.length; i += BACKFILL_ITEM_DELTAS) {
+      const chunk = steps.slice(i, i + BACKFILL_ITEM_DELTAS);
       out.push({ Put: {
         TableName: table(),
-        Item: { ...keys.segmentCounterBatch(bid, range, chunk[0][0], randomBytes(4).toString('hex')), ...datedAttributes(chunk[0][0], chunk) },
+        Item: { ...keys.segmentCounterBackfill(bid, range, chunk[0][0], randomBytes(4).toString('hex')), ...datedAttributes(chunk[0][0], chunk) },
         ConditionExpression: 'attribute_not_exists(pk)',
       } });
     }
@@ -100,7 +100,7 @@ export class RangeDeltas {
 }
 
 /** Dated deltas in a backfill item: about 25 bytes each, so an item stays near 40 KB (the limit is 400 KB). */
-export const BATCH_DELTAS = 1500;
+export const BACKFILL_ITEM_DELTAS = 1500;
 
 /** `{key}_{seconds from the item's minute}` → delta, from deltas named `{key}_{second of their minute}`. */
 export function datedAttributes(itemMinute: number, steps: [number, string, number][]): Record<string, number> {

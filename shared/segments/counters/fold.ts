@@ -60,7 +60,7 @@ function foldItem(bid: string, range: number, item: Record<string, any>, kept: S
     const token = item.sk.slice(item.sk.indexOf('#B') + 2);
     items.push({ Put: {
       TableName: table(),
-      Item: { ...keys.segmentCounterBatch(bid, range, rest[0][0], token), ...datedAttributes(rest[0][0], rest) },
+      Item: { ...keys.segmentCounterBackfill(bid, range, rest[0][0], token), ...datedAttributes(rest[0][0], rest) },
       ConditionExpression: 'attribute_not_exists(pk)',
     } });
   }
