@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import pLimit from 'p-limit';
 import type { BenchFigure } from './types.ts';
+import { seededRandom } from './seeded-random.ts';
 import { measure, measurePaired } from './types.ts';
 
 process.env.LIMIT_REQUESTS_PER_MINUTE = '1000000';
@@ -78,8 +79,7 @@ export async function run({ size }: { size: number }): Promise<BenchFigure[]> {
   };
 
   const stages = Array.from({ length: 6 }, () => randomUUID());
-  let rnd = 7;
-  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = seededRandom(7);
   const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)];
   const start = Date.now();
   const iso = (daysAgo: number) => new Date(start - daysAgo * 86_400_000).toISOString();
