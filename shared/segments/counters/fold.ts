@@ -7,23 +7,31 @@
  *
  * - A minute item (contact writes add to it) is folded whole once FOLD_AFTER_MINUTES have passed (no writer,
  *   whatever its clock skew, still adds to it), and deleted only at the `u` it was read at.
- * - A backfill item (written once, by a backfill step) is folded as soon as a minute of it has passed: its
- *   past deltas go into the base and the rest into the same item re-keyed at its new earliest minute.
+ * - A backfill item (written once, by a backfill step) is folded as soon as it is read: its deltas of past minutes
+ *   go into the base, those of the current minute into that minute's item (a few, and that item is small), and the
+ *   rest into the same item re-keyed at its new earliest minute, which is then in the future: a count reads a
+ *   backfill item (tens of KB) once, not on every read until its next step.
  */
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { ConditionCheck } from './condition.ts';
-import { datedAttributes } from './deltas.ts';
+import { RangeDeltas, datedAttributes } from './deltas.ts';
 
 const FOLD_AFTER_MINUTES = 5;
-/** Transaction items one fold may use besides the counter item's update. */
-const FOLD_ITEMS = 98;
+/** Transaction items one fold may use besides the counter item's update and the current minute's item. */
+const FOLD_ITEMS = 97;
 
 const isBackfillItem = (sk: string) => sk.includes('#B');
 
-interface Folded { items: TransactItem[]; sums: Map<string, number> }
+interface Folded {
+  items: TransactItem[];
+  /** Base deltas per counter key. */
+  sums: Map<string, number>;
+  /** Deltas of the current minute, by attribute (`{key}_{second}`), for its minute item. */
+  current: Map<string, number>;
+}
 
 /** The deltas of an item as [absolute second, key, delta], for the counters the range keeps. */
 function deltasOf(item: Record<string, any>, kept: Set<string>): [number, string, number][] {
@@ -41,17 +49,19 @@ function deltasOf(item: Record<string, any>, kept: Set<string>): [number, string
 function foldItem(bid: string, range: number, item: Record<string, any>, kept: Set<string>, nowMinute: number): Folded | null {
   const minute = keys.segmentCounterMinute(item.sk);
   const sums = new Map<string, number>();
-  const add = (key: string, d: number) => sums.set(key, (sums.get(key) ?? 0) + d);
+  const current = new Map<string, number>();
+  const add = (into: Map<string, number>, name: string, d: number) => into.set(name, (into.get(name) ?? 0) + d);
   const itemKey = { pk: item.pk, sk: item.sk };
   if (!isBackfillItem(item.sk)) {
     if (minute >= nowMinute - FOLD_AFTER_MINUTES) return null;
-    for (const [, key, d] of deltasOf(item, kept)) add(key, d);
-    return { sums, items: [{ Delete: { TableName: table(), Key: itemKey, ConditionExpression: 'u = :u', ExpressionAttributeValues: { ':u': item.u } } }] };
+    for (const [, key, d] of deltasOf(item, kept)) add(sums, key, d);
+    return { sums, current, items: [{ Delete: { TableName: table(), Key: itemKey, ConditionExpression: 'u = :u', ExpressionAttributeValues: { ':u': item.u } } }] };
   }
-  if (minute >= nowMinute) return null;
+  if (minute > nowMinute) return null;
   const rest: [number, string, number][] = [];
   for (const [at, key, d] of deltasOf(item, kept)) {
-    if (at < nowMinute * 60) add(key, d);
+    if (at < nowMinute * 60) add(sums, key, d);
+    else if (at < (nowMinute + 1) * 60) add(current, `${key}_${at % 60}`, d);
     else rest.push([Math.floor(at / 60), `${key}_${at % 60}`, d]);
   }
   const items: TransactItem[] = [{ Delete: { TableName: table(), Key: itemKey, ConditionExpression: 'attribute_exists(pk)' } }];
@@ -64,14 +74,15 @@ function foldItem(bid: string, range: number, item: Record<string, any>, kept: S
       ConditionExpression: 'attribute_not_exists(pk)',
     } });
   }
-  return { sums, items };
+  return { sums, current, items };
 }
 
 /** Folds what has passed of one range's dated items (as read beside `counter`). Throws when it lost a race. */
 export async function foldRange(bid: string, range: number, counter: Record<string, any> | undefined, dated: Record<string, any>[], nowSec: number): Promise<void> {
   if (!counter || dated.length === 0) return;
   const kept = new Set(Object.keys(counter).filter((n) => n.startsWith('c_')).map((n) => n.slice(2)));
-  const folds = dated.map((item) => foldItem(bid, range, item, kept, Math.floor(nowSec / 60))).filter((f): f is Folded => f !== null);
+  const nowMinute = Math.floor(nowSec / 60);
+  const folds = dated.map((item) => foldItem(bid, range, item, kept, nowMinute)).filter((f): f is Folded => f !== null);
   for (let i = 0; i < folds.length;) {
     const chunk: Folded[] = [];
     let size = 0;
@@ -80,7 +91,12 @@ export async function foldRange(bid: string, range: number, counter: Record<stri
       chunk.push(folds[i++]);
     }
     const sums = new Map<string, number>();
-    for (const f of chunk) for (const [key, d] of f.sums) sums.set(key, (sums.get(key) ?? 0) + d);
+    const current = new RangeDeltas();
+    current.dated.set(nowMinute, new Map());
+    for (const f of chunk) {
+      for (const [key, d] of f.sums) sums.set(key, (sums.get(key) ?? 0) + d);
+      for (const [name, d] of f.current) current.dated.get(nowMinute)!.set(name, (current.dated.get(nowMinute)!.get(name) ?? 0) + d);
+    }
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = { ':v': counter.v };
     const adds = [...sums].filter(([, d]) => d !== 0).map(([key, d], j) => {
@@ -94,6 +110,7 @@ export async function foldRange(bid: string, range: number, counter: Record<stri
         ? { Update: { TableName: table(), Key: key, UpdateExpression: `ADD ${adds.join(', ')}`, ConditionExpression: 'v = :v', ExpressionAttributeNames: names, ExpressionAttributeValues: values } }
         : ConditionCheck(key, 'v = :v', values),
       ...chunk.flatMap((f) => f.items),
+      ...current.datedUpdates(bid, range),
     ] }));
   }
 }
