@@ -91,11 +91,13 @@ export async function foldRange(bid: string, range: number, counter: Record<stri
       chunk.push(folds[i++]);
     }
     const sums = new Map<string, number>();
+    // The current minute's deltas of the whole chunk, as one update of its minute item.
     const current = new RangeDeltas();
-    current.dated.set(nowMinute, new Map());
+    const thisMinute = new Map<string, number>();
+    current.dated.set(nowMinute, thisMinute);
     for (const f of chunk) {
       for (const [key, d] of f.sums) sums.set(key, (sums.get(key) ?? 0) + d);
-      for (const [name, d] of f.current) current.dated.get(nowMinute)!.set(name, (current.dated.get(nowMinute)!.get(name) ?? 0) + d);
+      for (const [name, d] of f.current) thisMinute.set(name, (thisMinute.get(name) ?? 0) + d);
     }
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = { ':v': counter.v };
