@@ -131,8 +131,15 @@ switch (command) {
     out = { phoneNumberId: values['phone-number-id'], from: from ?? null, to: businessId, wabaId: values['waba-id'] };
     break;
   }
+  case 'rekey-contacts': {
+    const businessId = need('business');
+    await requireBusiness(businessId);
+    const { rekeyShardOrder } = await import('#shared/contacts/filters/rekey.ts');
+    out = { businessId, rekeyed: await rekeyShardOrder(businessId) };
+    break;
+  }
   default:
-    fail(`unknown command ${command ?? '(none)'}; commands: create-business, create-key, revoke-key, add-agent, set-messaging, move-number`);
+    fail(`unknown command ${command ?? '(none)'}; commands: create-business, create-key, revoke-key, add-agent, set-messaging, move-number, rekey-contacts`);
 }
 process.stdout.write(`${JSON.stringify(out)}\n`);
 process.exit(0);

@@ -162,7 +162,7 @@ export const successBodies: Record<string, Record<number, unknown>> = {
   'POST /segments': { 201: obj({ data: ref('Segment') }, ['data']) },
   'GET /segments/{id}': { 200: obj({ data: ref('Segment') }, ['data']) },
   'PATCH /segments/{id}': { 200: obj({ data: ref('Segment') }, ['data']) },
-  'POST /segments/preview': { 200: obj({ data: obj({ count: int, preview: { type: 'array', items: ref('Contact') } }, ['count']) }, ['data']) },
+  'POST /segments/preview': { 200: obj({ data: obj({ count: int, countEstimated: { ...bool, description: 'present (true) when the count is estimated from a uniform sample (a business of more than 32,000 contacts)' }, preview: { type: 'array', items: ref('Contact') } }, ['count']) }, ['data']) },
   'POST /segments/{id}/members': { 200: ref('MembersResult') },
   'POST /segments/{id}/contacts': { 200: ref('MembersResult') },
   'DELETE /segments/{id}/contacts/{contactId}': { 200: ref('MembersResult') },

@@ -53,7 +53,7 @@ type CountOptions = { deadline?: number; collect?: string; store?: boolean };
 
 /**
  * Dynamic segments are answered from their maintained counters (counters/); the projection scan below is left
- * for static segments, for a member list (`collect`) and for the counters' backfill.
+ * for static segments and for a member list (`collect`) of a segment the counters do not serve.
  */
 export async function countSegments(bid: string, records: SegmentRecord[], opts: CountOptions = {}): Promise<Map<string, CountOutcome>> {
   const maintained = records.filter((r) => r.segmentType === 'dynamic' && r.id !== opts.collect && parseRules(r.rules).ok);

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { batchGetContacts } from '#shared/contacts/repository.ts';
 import type { Contact } from '#shared/contacts/model.ts';
 import { compileCondition } from '#shared/contacts/filters/predicate.ts';
-import { selectMatching } from '#shared/contacts/filters/scan.ts';
+import { ScanDeadlineExceeded, byCreatedDesc, newestMatching, selectMatching } from '#shared/contacts/filters/scan.ts';
+import { sampleMatching } from './sample.ts';
 import type { Filters } from '#shared/contacts/filters/filters.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { countDeadline, countSegment, countSegments, type CountOutcome } from './count.ts';
@@ -150,8 +151,34 @@ export async function contactsInOrder(bid: string, ids: string[]): Promise<Conta
   return ids.map((id) => found.get(id)?.contact).filter((c): c is Contact => !!c && !c.deleted_at);
 }
 
+/**
+ * A dynamic segment's count comes from its counters and its page of members from the newest contacts, read only
+ * as far as the page needs (scan.ts newestMatching), both at once; a static segment (or invalid rules) is counted
+ * and listed by the scan. A page that cannot be read in time answers empty with `countStale`, as a count would.
+ */
 export async function getSegmentDetail(bid: string, record: SegmentRecord, page: { limit: number; offset: number }): Promise<SegmentDetail> {
-  const outcome = await countSegment(bid, record, { deadline: countDeadline(), collect: true });
+  const deadline = countDeadline();
+  const parsed = record.segmentType === 'dynamic' ? parseRules(record.rules) : null;
+  if (!parsed?.ok) return scannedDetail(bid, record, page, deadline);
+  const test = compileCondition(rulesCondition(parsed, Date.now()));
+  const [outcome, newest] = await Promise.all([
+    countSegment(bid, record, { deadline }),
+    newestMatching(bid, test, page.offset + page.limit, { deadline }).catch((err) => {
+      if (err instanceof ScanDeadlineExceeded) return null;
+      throw err;
+    }),
+  ]);
+  const view = toView(record, newest ? outcome : { ...outcome, stale: true });
+  const ids = (newest ?? []).slice(page.offset).map((c) => c.id);
+  return {
+    ...view,
+    contacts: await contactsInOrder(bid, ids),
+    pagination: { limit: page.limit, offset: page.offset, total: view.contactCount, hasMore: page.offset + ids.length < view.contactCount },
+  };
+}
+
+async function scannedDetail(bid: string, record: SegmentRecord, page: { limit: number; offset: number }, deadline: number): Promise<SegmentDetail> {
+  const outcome = await countSegment(bid, record, { deadline, collect: true });
   const matched = outcome.matched ?? [];
   const ids = matched.slice(page.offset, page.offset + page.limit).map((c) => c.id);
   const view = toView(record, outcome);
@@ -219,16 +246,27 @@ export async function evaluateSegment(bid: string, id: unknown): Promise<Segment
 }
 
 export const PREVIEW_SAMPLE = 10;
+/** Pages of 1,000 contacts per id range a preview reads: up to 32,000 contacts its count is exact, past that estimated. */
+const PREVIEW_PAGES = 2;
 
-/** Count and a sample of the contacts that rules select, without storing anything. */
+/**
+ * Count and a sample of the contacts that rules select, without storing anything. The count comes from a bounded
+ * read (sample.ts), so a preview answers in the same time at any size: exact for a business read whole, else an
+ * estimate flagged `countEstimated` (the sample is then the newest matches among the contacts read).
+ */
 export async function previewRules(bid: string, rules: unknown, sample = PREVIEW_SAMPLE) {
   if (isEmptyRules(rules)) throw ruleInvalid(ruleError('Rules are missing: send { "rules": { "version": 3, "filters": { ... } } } with at least one filter'));
   const parsed = parseIncomingRules(rules);
-  const nowMs = Date.now();
-  const ids = await selectWithinBudget(() => selectMatching(bid, compileCondition(rulesCondition(parsed, nowMs)), { deadline: countDeadline() }));
+  const test = compileCondition(rulesCondition(parsed, Date.now()));
+  const deadline = countDeadline();
+  const read = await selectWithinBudget(() => sampleMatching(bid, test, PREVIEW_PAGES, deadline));
+  const estimated = !read.complete && !Number.isNaN(read.estimate);
+  // Ids that are not UUIDs say nothing of the share read: then only the whole read answers.
+  const matched = read.complete || estimated ? read.matched.sort(byCreatedDesc).map((c) => c.id) : await selectWithinBudget(() => selectMatching(bid, test, { deadline }));
   return {
-    count: ids.length,
-    preview: await contactsInOrder(bid, ids.slice(0, sample)),
+    count: estimated ? read.estimate : matched.length,
+    ...(estimated ? { countEstimated: true } : {}),
+    preview: await contactsInOrder(bid, matched.slice(0, sample)),
     rulesFormat: parsed.format,
   };
 }

@@ -17,7 +17,8 @@
  * | team agents of a business                 | pk B#{bid}            sk begins AGENT#                     |
  * | contact by id; contacts of a business     | pk B#{bid}            sk CONTACT#{id} / begins CONTACT#     |
  * | contact by phone (unique per business)    | pk B#{bid}            sk CPHONE#{e164}                     |
- * | contact filter projection, sharded        | index shard: spk B#{bid}#S{n}  ssk {contactId}             |
+ * | contact filter projection, sharded,       | index shard: spk B#{bid}#S{n}  ssk {newest-first           |
+ * |   newest first in each shard              |   created_at}#{contactId}                                  |
  * | funnel stages of a business (own partition: | pk B#{bid}#FUNNEL     sk begins STAGE#                     |
  * |   listing them never wades through contacts)|                                                            |
  * | funnel stage slots (the 50-stage limit)    | pk B#{bid}#FUNNEL     sk FSLOT#{0..49}                     |
@@ -30,7 +31,7 @@
  * | where sends to a number go: its contact   | pk B#{bid}            sk SROUTE#{e164} (checked against    |
  * |   and open conversation (send fast path)  |   CPHONE and CCONV in the send's own transaction)          |
  * | segments; static members of a segment     | pk B#{bid} sk SEG#{id}; pk B#{bid}#SEG#{id} sk C#{contact} |
- * | dynamic segment counters per id range     | pk B#{bid}#SEGC#{range} sk K / T#{minute} (dated deltas)  |
+ * | dynamic segment counters per id range     | pk B#{bid}#SEGC#{range} sk K / T#{minute}[#B{token}] (dated deltas) |
  * | webhook subscriptions; their deliveries   | pk B#{bid}#WHS sk WH#{id}; pk B#{bid}#WH#{id} sk D#{delivery} |
  * | outbox (events not yet fanned out), one   | pk B#{bid}#EVK#{orderingKey} sk E#{createdAt}#{eventId}    |
  * |   partition per ordering key ('-': none)  |                                                            |
@@ -74,6 +75,9 @@ const broadcastQueuePk = (bid: string, broadcastId: string) => `${broadcastRecip
 const segmentUsagePk = (bid: string, segmentId: string) => `${biz(bid)}#SEGUSE#${segmentId}`;
 const segmentCounterPk = (bid: string, range: number) => `${biz(bid)}#SEGC#${range}`;
 
+/** The largest creation instant the shard sort key orders (epoch seconds, 7 base-36 digits: year 4453). */
+const NEWEST_FIRST = 36 ** 7 - 1;
+
 /** FNV-1a: a stable, even spread of strings over index shards. */
 const fnv1a = (text: string): number => {
   let h = 0x811c9dc5;
@@ -102,8 +106,13 @@ export const keys = {
   contactPhone: (bid: string, e164: string): Key => ({ pk: biz(bid), sk: `CPHONE#${e164}` }),
   /** The claim of a WhatsApp business-scoped user id (a sender known by username, without a phone number). */
   contactUserId: (bid: string, userId: string): Key => ({ pk: biz(bid), sk: `CUSER#${userId}` }),
-  /** Shard keys of the contact projection (index `shard`). */
-  contactShard: (bid: string, shard: number, contactId: string) => ({ spk: `${biz(bid)}#S${shard}`, ssk: contactId }),
+  /** Shard keys of the contact projection (index `shard`), each shard newest first: created_at (epoch seconds) inverted in 7 base-36 digits, then the id. */
+  contactShard: (bid: string, shard: number, contactId: string, createdSec: number | null) => ({
+    spk: `${biz(bid)}#S${shard}`,
+    ssk: `${(NEWEST_FIRST - Math.min(NEWEST_FIRST, Math.max(0, createdSec ?? 0))).toString(36).padStart(7, '0')}#${contactId}`,
+  }),
+  /** The contact id in a shard sort key (a key written before the newest-first order is the id alone). */
+  contactShardId: (ssk: string) => ssk.slice(ssk.indexOf('#') + 1),
   contactShardPk: (bid: string, shard: number) => `${biz(bid)}#S${shard}`,
 
   stage: (bid: string, stageId: string): Key => ({ pk: `${biz(bid)}#FUNNEL`, sk: `STAGE#${stageId}` }),
@@ -148,11 +157,16 @@ export const keys = {
   segmentMemberSkPrefix: 'C#',
   /**
    * Dynamic segment counters, one partition per contact-id range (segments/counters): the range's counter item
-   * (`K`: base counts, backfill cursors, versions) and its dated deltas (`T#{minute}`: steps of time-relative rules).
+   * (`K`: base counts, backfill cursors, versions) and its dated deltas of time-relative rules: minute items
+   * (`T#{minute}`, the steps contact writes add) and a backfill step's own items (`T#{minute}#B{token}`, keyed by
+   * their earliest step's minute). Both sort by minute, so one query reads every delta up to now.
    */
   segmentCounter: (bid: string, range: number): Key => ({ pk: segmentCounterPk(bid, range), sk: 'K' }),
   segmentCounterPk,
   segmentCounterDated: (bid: string, range: number, minute: number): Key => ({ pk: segmentCounterPk(bid, range), sk: `T#${String(minute).padStart(10, '0')}` }),
+  segmentCounterBackfill: (bid: string, range: number, minute: number, token: string): Key => ({ pk: segmentCounterPk(bid, range), sk: `T#${String(minute).padStart(10, '0')}#B${token}` }),
+  /** The minute a dated item's key names (either kind). */
+  segmentCounterMinute: (sk: string): number => Number(sk.slice(2, 12)),
 
   /**
    * A business's webhook subscriptions, in a partition of their own: the fan-out reads it in the same

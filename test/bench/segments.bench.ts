@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { BenchFigure, BenchOptions } from './types.ts';
+import { seededRandom } from './seeded-random.ts';
 import { measure } from './types.ts';
 
 const FIRST = ['María', 'José', 'Ana', 'Luis', 'Sofía', 'Carlos', 'Lucía', 'Miguel', 'Valeria', 'Jorge'];
@@ -44,8 +45,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
   const bid = business.businessId;
   const stages = Array.from({ length: 6 }, () => randomUUID());
   const agents = Array.from({ length: 8 }, () => randomUUID());
-  let rnd = 42;
-  const random = () => ((rnd = (rnd * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = seededRandom(42);
   const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)];
   const iso = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString();
 

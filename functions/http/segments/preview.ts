@@ -10,7 +10,7 @@ export const { handler, spec } = endpoint(
     summary: 'Preview segment rules',
     body: previewBody,
     invalid: invalidFromFieldErrors,
-    responses: { 200: '{ data: { count, preview: [Contact], rulesFormat } }', 400: 'format or rule error', 503: 'selection_timeout' },
+    responses: { 200: '{ data: { count, countEstimated?, preview: [Contact], rulesFormat } }', 400: 'format or rule error', 503: 'selection_timeout' },
   },
   async ({ auth, body }) => ({ status: 200, body: { data: await previewRules(auth.businessId, body.rules, body.limit) } }),
 );

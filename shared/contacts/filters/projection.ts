@@ -88,7 +88,7 @@ export const encodeProjection = (contact: Contact): string => {
 
 /** The three attributes a contact write adds to an active contact item (omit them when soft-deleting). */
 export function projectionAttributes(businessId: string, contact: Contact): { spk: string; ssk: string; proj: string } {
-  return { ...keys.contactShard(businessId, shardOf(contact.id), contact.id), proj: encodeProjection(contact) };
+  return { ...keys.contactShard(businessId, shardOf(contact.id), contact.id, epochSeconds(contact.created_at)), proj: encodeProjection(contact) };
 }
 
 export const decodeProjection = (proj: string, id = ''): ProjectedContact => new ProjectedContact(id, proj);

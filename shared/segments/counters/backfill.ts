@@ -9,21 +9,21 @@
  * its commit bumps `w`, so the step is redone; a write that read the cursor before a step passed its contact
  * fails its condition (that contact must still be ahead of the cursor) and retries. So every change is counted once. Steps of different calls race on the cursor: one wins, nothing doubles.
  */
-import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
 import { cancellationCodes } from '#shared/store/transact.ts';
 import { decodeProjection } from '#shared/contacts/filters/projection.ts';
 import { clock } from './clock.ts';
-import { DONE, RANGES, rangeBounds } from './ranges.ts';
+import { DONE, RANGES, readRangePage } from './ranges.ts';
 import type { CountedRule } from './registry.ts';
-import { RangeDeltas } from './deltas.ts';
+import { BACKFILL_ITEM_DELTAS, RangeDeltas } from './deltas.ts';
 import { readCounterItem } from './write.ts';
 
 const PAGE = 1000;
-/** Minute items one step may write (a transaction holds 100 items). */
-const MAX_DATED = 90;
+/** Dated deltas one step may write: at most 10 items of its own (deltas.ts), well within a transaction's 4 MB. */
+const MAX_DATED = 10 * BACKFILL_ITEM_DELTAS;
 
 /** Runs steps until every given counter is done in every range (true) or the deadline passes (false). */
 export async function backfill(bid: string, rules: CountedRule[], deadline: number): Promise<boolean> {
@@ -47,28 +47,16 @@ async function backfillRange(bid: string, range: number, rules: CountedRule[], d
 }
 
 async function step(bid: string, range: number, item: Record<string, any>, group: CountedRule[], cursor: string | undefined): Promise<void> {
-  const { lo, hi } = rangeBounds(range);
-  const { pk } = keys.contactPrefix(bid);
-  const page = await db.send(new QueryCommand({
-    TableName: table(),
-    KeyConditionExpression: hi === undefined ? 'pk = :pk AND sk BETWEEN :lo AND :end' : 'pk = :pk AND sk BETWEEN :lo AND :hi',
-    ExpressionAttributeValues: { ':pk': pk, ':lo': `CONTACT#${lo}`, ...(hi === undefined ? { ':end': 'CONTACT$' } : { ':hi': `CONTACT#${hi}` }) },
-    ExclusiveStartKey: cursor !== undefined ? keys.contact(bid, cursor) : undefined,
-    ProjectionExpression: 'id, proj',
-    ConsistentRead: true,
-    Limit: PAGE,
-  }));
+  const page = await readRangePage(bid, range, cursor, PAGE);
   const t0 = Math.floor(clock.now() / 1000);
   const deltas = new RangeDeltas();
   let last = cursor;
-  let complete = !page.LastEvaluatedKey;
-  for (const c of page.Items ?? []) {
-    const id = c.id as string;
-    if (hi !== undefined && id >= hi) { complete = true; break; }
-    const p = c.proj === undefined ? null : decodeProjection(c.proj as string, id);
+  let complete = page.complete;
+  for (const c of page.contacts) {
+    const p = c.proj === undefined ? null : decodeProjection(c.proj, c.id);
     if (p) for (const rule of group) deltas.add(rule, p, t0, 1);
-    last = id;
-    if (deltas.datedItemCount() >= MAX_DATED) { complete = false; break; }
+    last = c.id;
+    if (deltas.datedCount() >= MAX_DATED) { complete = false; break; }
   }
   // A page that ends the range moves the cursor to DONE; an empty range is done at once.
   const next = complete ? DONE : last;
@@ -94,7 +82,7 @@ async function step(bid: string, range: number, item: Record<string, any>, group
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
   };
-  const dated = deltas.datedUpdates(bid, range);
+  const dated = deltas.backfillItems(bid, range);
   try {
     if (dated.length === 0) await db.send(new UpdateCommand(update));
     else await db.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...dated] }));

@@ -1,8 +1,14 @@
 /**
  * Count changes of one range, gathered before they are written: base deltas per counter key and dated deltas
- * per minute item (`{key}_{second of minute}`), and the updates that write them. Zero deltas are dropped, so a
+ * per minute (`{key}_{second of minute}`), and the writes that store them. Zero deltas are dropped, so a
  * change that moves no count writes nothing but its guard.
+ *
+ * A contact write adds its few steps to the shared minute items (`datedUpdates`). A backfill step, whose
+ * thousand contacts have steps spread over months (one minute item each), puts them instead into items of its
+ * own (`backfillItems`): its steps in time order, up to BACKFILL_ITEM_DELTAS per item, each keyed by its earliest step.
+ * A dated delta is named by its offset from the item's minute (`{key}_{seconds}`), in either kind of item.
  */
+import { randomBytes } from 'node:crypto';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -27,15 +33,11 @@ export class RangeDeltas {
     }
   }
 
-  /** Minute items that would be written if these deltas were committed now. */
-  datedItemCount(): number {
+  /** Dated deltas gathered (an upper bound of what `backfillItems` writes). */
+  datedCount(): number {
     let n = 0;
-    for (const attrs of this.dated.values()) if ([...attrs.values()].some((d) => d !== 0)) n++;
+    for (const attrs of this.dated.values()) n += attrs.size;
     return n;
-  }
-
-  hasBase(): boolean {
-    return [...this.base.values()].some((d) => d !== 0);
   }
 
   /** `ADD` clauses of the base deltas (attribute `n_{key}`), named from `prefix`. */
@@ -78,4 +80,34 @@ export class RangeDeltas {
     }
     return out;
   }
+
+  /** A backfill step's dated deltas as Puts of its own items (time order, at most BACKFILL_ITEM_DELTAS each). */
+  backfillItems(bid: string, range: number): TransactItem[] {
+    const steps: [number, string, number][] = []; // [minute, name, delta]
+    for (const [minute, attrs] of this.dated) for (const [name, d] of attrs) if (d !== 0) steps.push([minute, name, d]);
+    steps.sort((a, b) => a[0] - b[0]);
+    const out: TransactItem[] = [];
+    for (let i = 0; i < steps.length; i += BACKFILL_ITEM_DELTAS) {
+      const chunk = steps.slice(i, i + BACKFILL_ITEM_DELTAS);
+      out.push({ Put: {
+        TableName: table(),
+        Item: { ...keys.segmentCounterBackfill(bid, range, chunk[0][0], randomBytes(4).toString('hex')), ...datedAttributes(chunk[0][0], chunk) },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      } });
+    }
+    return out;
+  }
+}
+
+/** Dated deltas in a backfill item: about 25 bytes each, so an item stays near 40 KB (the limit is 400 KB). */
+export const BACKFILL_ITEM_DELTAS = 1500;
+
+/** `{key}_{seconds from the item's minute}` → delta, from deltas named `{key}_{second of their minute}`. */
+export function datedAttributes(itemMinute: number, steps: [number, string, number][]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [minute, name, d] of steps) {
+    const sep = name.lastIndexOf('_');
+    out[`${name.slice(0, sep)}_${(minute - itemMinute) * 60 + Number(name.slice(sep + 1))}`] = d;
+  }
+  return out;
 }

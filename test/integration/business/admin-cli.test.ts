@@ -73,3 +73,27 @@ it('refuses a taken number with the way out, and move-number hands it over', asy
   expect(moved.status).toBe(0);
   expect(moved.out).toEqual({ phoneNumberId: a.phoneNumberId, from: a.businessId, to: b.businessId, wabaId: 'waba_b' });
 }, 120_000);
+
+it('rekey-contacts gives contacts written before the newest-first shard order their new key, once', async () => {
+  // Prepare: two contacts as written before 2026-11-26 (the shard sort key was the id alone)
+  const { PutCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { db, table } = await import('#shared/store/client.ts');
+  const { keys } = await import('#shared/store/keys.ts');
+  const { contact, contactItem } = await import('../segments/seed.ts');
+  const { out: business } = await admin(['create-business', '--name', 'Rekey']);
+  const written = [contact({ created_at: '2026-01-02T03:04:05.000Z' }), contact()];
+  for (const c of written) await db.send(new PutCommand({ TableName: table(), Item: { ...contactItem(business.businessId, c), ssk: c.id } }));
+
+  // Act
+  const first = await admin(['rekey-contacts', '--business', business.businessId]);
+  const again = await admin(['rekey-contacts', '--business', business.businessId]);
+
+  // Assess
+  expect(first.out).toEqual({ businessId: business.businessId, rekeyed: 2 });
+  expect(again.out).toEqual({ businessId: business.businessId, rekeyed: 0 });
+  for (const c of written) {
+    const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.contact(business.businessId, c.id) }));
+    expect(Item!.ssk).toBe(contactItem(business.businessId, c).ssk);
+    expect(keys.contactShardId(Item!.ssk)).toBe(c.id);
+  }
+}, 120_000);

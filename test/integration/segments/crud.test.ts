@@ -151,6 +151,24 @@ describe('GET /segments/{id}, PATCH, DELETE', () => {
     expect(bad.body.error).toBe('Datos inválidos');
   });
 
+  it('pages deep into a dynamic segment newest first, across shards and ties', async () => {
+    // Prepare: 1,000 contacts, a third of them matching, created at 200 distinct instants (so ties share a second)
+    const t = await newTenant();
+    const seeded = await seedContacts(t.businessId, Array.from({ length: 1000 }, (_, i) => contact({ tags: i % 3 ? [] : ['vip'], created_at: daysAgoIso((i % 200) / 7) })), 8);
+    const id = (await create(t, { name: 'VIPs', type: 'dynamic', rules: V3_VIP })).body.data.id;
+    // Newest first by the second (what the projection keeps), then by id.
+    const second = (c: { created_at: string }) => Math.floor(Date.parse(c.created_at) / 1000);
+    const newestFirst = seeded.filter((c) => c.tags.includes('vip')).sort((a, b) => second(b) - second(a) || (a.id < b.id ? -1 : 1)).map((c) => c.id);
+
+    // Act: a page past what a first read of every shard holds
+    const res = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id }, query: { limit: '40', offset: '280' } });
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body.data.pagination).toEqual({ limit: 40, offset: 280, total: newestFirst.length, hasMore: true });
+    expect(res.body.data.contacts.map((c: any) => c.id)).toEqual(newestFirst.slice(280, 320));
+  });
+
   it('updates name, description, color and rules; a different type is ignored and flagged', async () => {
     const t = await newTenant();
     await seedContacts(t.businessId, [contact({ tags: ['vip'] }), contact({ tags: ['lead'] })]);

@@ -109,11 +109,20 @@ describe('maintained segment counts', () => {
     await createSegment(bid, { name: 'week', type: 'dynamic', rules: week });
     await createSegment(bid, { name: 'legacy', type: 'dynamic', rules: legacy });
 
+    const { listSegments } = await import('#shared/segments/repository.ts');
+    const { maintainedCounts } = await import('#shared/segments/counters/counts.ts');
+    const weekRecord = (await listSegments(bid)).find((s) => s.name === 'week')!;
+
     // Act and Assess: day by day (and at odd hours), the maintained count equals a scan at that instant
     const seen: number[] = [];
-    for (const hours of [0, 1, 30, 77, 24 * 7, 24 * 15 + 3, 24 * 22, 24 * 40]) {
-      const at = start + hours * 3_600_000;
+    // Around 163 h the newest contact (created 5 h before start) leaves the 7-day window: reads 20 s before and
+    // within the same minute fold a backfill item whose next step is later in the current minute.
+    const flip = 163 * 3_600_000;
+    for (const ms of [0, 1, 30, 77, 24 * 7, 24 * 15 + 3, 24 * 22, 24 * 40].map((h) => h * 3_600_000).flatMap((x) => (x === 24 * 7 * 3_600_000 ? [flip - 20_000, flip + 1_000, flip + 30_000, x] : [x]))) {
+      const at = start + ms;
       clock.now = () => at;
+      // One segment read alone first (as GET /segments/{id} does): its fold must keep the other segment's steps.
+      await maintainedCounts(bid, [weekRecord], undefined);
       const c = await counts(bid);
       expect(c).toEqual({ week: { count: await scanCount(bid, week, at), stale: false }, legacy: { count: await scanCount(bid, legacy, at), stale: false } });
       seen.push(c.week.count);

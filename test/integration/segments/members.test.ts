@@ -143,7 +143,7 @@ describe('POST /segments/{id}/members by search selection', () => {
     expect(res.body.error).toEqual(expect.any(String));
   });
 
-  it('refuses a selection over 50000 contacts through the endpoint, in time, and adds none of them', async () => {
+  it('refuses a selection over 50000 contacts through the endpoint, in time, and adds none of them; a preview estimates past 32,000', async () => {
     // Prepare: 50,001 tagged contacts written straight into the table with the contacts area's own item shape.
     const t = await newTenant();
     const tag = `bulk-${randomUUID().slice(0, 8)}`;
@@ -166,6 +166,19 @@ describe('POST /segments/{id}/members by search selection', () => {
     const detail = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id } });
     expect(detail.body.data.contactCount).toBe(0);
     console.log(`hardening: member selection: 50001 matching contacts refused with 400 in ${tookMs} ms`);
+
+    // A preview reads 2,000 contacts of each id range at most: past 32,000 its count is an estimate, flagged.
+    const preview = await invoke('POST /segments/preview', { apiKey: t.apiKey, body: { rules: { version: 3, filters: { tags: { any: [tag] } } } } });
+    expect(preview.status).toBe(200);
+    expect(preview.body.data).toMatchObject({ countEstimated: true, preview: expect.any(Array) });
+    expect(Math.abs(preview.body.data.count - 50_001)).toBeLessThan(50_001 * 0.05);
+    expect(preview.body.data.preview).toHaveLength(10);
+    // The sample's lower bound holds: a selection of exactly this size is not refused on the sample's word.
+    const { sampleMatching } = await import('#shared/segments/sample.ts');
+    const sample = await sampleMatching(t.businessId, () => true, 1);
+    expect(sample).toMatchObject({ complete: false, matched: expect.any(Array) });
+    expect(sample.atLeast).toBeLessThanOrEqual(50_001);
+    expect(Math.abs(sample.estimate - 50_001)).toBeLessThan(50_001 * 0.05);
   }, 300_000);
 });
 
