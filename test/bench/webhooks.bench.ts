@@ -28,7 +28,9 @@ const BATCH_SIZE = 10;
 function javaCpuMs(): number {
   if (!process.env.BENCH_TRACE) return 0;
   try {
-    const pid = execSync('pgrep -f DynamoDBLocal.jar').toString().trim().split('\n')[0];
+    // This module's own DynamoDB Local (run.ts starts one per module), by its port: others may be running.
+    const port = new URL(process.env.DYNAMODB_ENDPOINT ?? '').port;
+    const pid = execSync(`pgrep -f "DynamoDBLocal.jar.*-port ${port}"`).toString().trim().split('\n')[0];
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
   } catch {

@@ -24,6 +24,24 @@ afterAll(async () => {
 
 const receiver = receivers.start;
 
+/**
+ * Runs `work` against a table of its own. The sweep reads every outbox item of the table it runs on, and the shared
+ * one holds what every other file left there (files whose queues nobody pumps): in a full run the sweep published
+ * thousands of them into this file's queues, and its tests waited for their fan-out.
+ */
+async function inOwnTable(work: () => Promise<void>): Promise<void> {
+  const { ensureTable } = await import('#infra/local/dynamo.ts');
+  const shared = process.env.TABLE_NAME;
+  process.env.TABLE_NAME = `sweep-${Date.now()}`;
+  try {
+    await ensureTable(process.env.DYNAMODB_ENDPOINT!, table());
+    await work();
+    await queues.idle();
+  } finally {
+    process.env.TABLE_NAME = shared;
+  }
+}
+
 async function subscribe(t: TestTenant, url: string, events: string[] = ['*']) {
   const res = await invoke('POST /user-webhooks', { apiKey: t.apiKey, body: { name: 'test', url, events } });
   expect(res.status).toBe(201);
@@ -200,7 +218,7 @@ describe('webhook delivery', () => {
     expect(verifyStandard(second, s.secret)).toBe(false);
   });
 
-  it('delivers an event whose publish was lost (crash after the state change) through the outbox sweep', async () => {
+  it('delivers an event whose publish was lost (crash after the state change) through the outbox sweep', () => inOwnTable(async () => {
     // Prepare: the state change and its outbox item committed, then the function "dies" before publishing.
     const t = await newTenant();
     const r = await receiver();
@@ -223,7 +241,7 @@ describe('webhook delivery', () => {
     await sweepOutbox();
     await queues.idle();
     expect(r.received.filter((x) => JSON.parse(x.body).data.contact_id === 'gone')).toHaveLength(1);
-  });
+  }));
 
   it('never delivers a stage change before the creation of its contact, even while the creation is retried', async () => {
     // Prepare: the receiver refuses the first two attempts of contact.created.
@@ -250,7 +268,7 @@ describe('webhook delivery', () => {
     expect(r.received.slice(0, 3).map((x) => x.headers['x-webhook-event'])).toEqual(['contact.created', 'contact.created', 'contact.created']);
   });
 
-  it('holds a later event of a contact back while an earlier one is lost, and delivers both in order once the sweep finds it', async () => {
+  it('holds a later event of a contact back while an earlier one is lost, and delivers both in order once the sweep finds it', () => inOwnTable(async () => {
     // Prepare: the publish of contact.created is lost (its outbox item stays), then a later event of the same contact.
     const t = await newTenant();
     const r = await receiver();
@@ -269,7 +287,7 @@ describe('webhook delivery', () => {
     // Assess
     expect(beforeSweep).toBe(0);
     expect(r.received.map((x) => x.headers['x-webhook-event'])).toEqual(['contact.created', 'contact.stage_changed']);
-  });
+  }));
 
   it('disables the subscription when the receiver answers 410', async () => {
     const t = await newTenant();
