@@ -17,7 +17,7 @@
  * - A subscription whose failures have lasted `disableAfterSeconds` is disabled (reason `failing`).
  */
 import { webhookDelivery } from '#shared/metrics/metrics.ts';
-import { enqueue } from '#shared/queue/queue.ts';
+import { enqueue, enqueueAll } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
 import type { Attempt, Delivery, DeliveryJob, Subscription, SubscriptionTarget } from './model.ts';
@@ -172,10 +172,12 @@ export async function processFirstAttempts(jobs: DeliveryJob[]): Promise<void> {
     return { d, clearsOutbox, ...(await attemptDelivery(d, subscriptionVersion, now)) };
   }));
   await recordOutcomes(results.map(({ d, outcome, clearsOutbox }) => ({ delivery: d, outcome, clearsOutbox })));
-  await Promise.all(results.map(async ({ d, outcome, after }) => {
-    if (outcome.status !== 'pending') await wake(d, d.nextInLane);
-    await after?.();
-  }));
+  // The followers of the finished ones, woken together (ten to a SendMessageBatch).
+  const followers = results.filter(({ d, outcome }) => outcome.status !== 'pending' && d.nextInLane);
+  await Promise.all([
+    enqueueAll('webhook-deliveries', followers.map(({ d }) => ({ message: { businessId: d.businessId, webhookId: d.webhookId, deliveryId: d.nextInLane! } satisfies DeliveryJob }))),
+    ...results.map(({ after }) => after?.()),
+  ]);
 }
 
 interface Attempted {
