@@ -1,25 +1,31 @@
 /**
- * Every function's deployment package, built in one esbuild pass (two: the media worker keeps sharp and ffmpeg
- * external and ships their native builds beside its bundle). The stack deploys exactly these directories, and
- * infra/needs.ts derives each function's settings and grants from the same build's metafile, so what the template
- * gives a function and the code it runs come from one build. Built once per process (a synth, a test run) into the
- * cloud assembly (`cdk.out/.bundles`), from where CDK stages each package as the function's asset.
+ * Every function's deployment package, each built in an esbuild pass of its own with code splitting: `index.mjs`
+ * (exporting `handler`) and, under `chunks/`, what it loads. A module the function reaches only through `import()`
+ * (its own or a dependency's) becomes a chunk that is neither parsed nor evaluated at cold start, and that shares
+ * everything it has in common with the rest of the bundle (the SDK core above all) through shared chunks, which
+ * index.mjs imports statically. A pass of its own per function, so that a package holds exactly its own chunks
+ * (no name can collide with another function's) and its static imports are a few chunks, not a chain of the many
+ * that splitting ~70 functions in one pass would cut. The media worker keeps sharp and ffmpeg external and ships
+ * their native builds beside its bundle.
  *
- * The modules package.json maps under `#side/` are loaded on first use (`import('#side/…')`) and built as bundles
- * of their own (one more pass): a package that imports one gets it as `side/<name>.mjs` beside `index.mjs`, with a
- * package.json that maps `#side/*` there, and its inputs count among the function's (its grants follow them).
+ * The stack deploys exactly these directories, and infra/needs.ts derives each function's settings and grants from
+ * the inputs of every output in its package (chunks included), so what the template gives a function and the code
+ * it runs come from one build. Built once per process (a synth, a test run) into the cloud assembly
+ * (`cdk.out/.bundles`), from where CDK stages each package as the function's asset.
  */
-import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { buildSync, type Metafile } from 'esbuild';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { bundling } from './bundling.ts';
 
 export interface FunctionBundle {
   handler: string;
-  /** The deployment package: `index.mjs` (exporting `handler`), its source map, and any files shipped beside it. */
+  /** The deployment package: `index.mjs` (exporting `handler`), its chunks, source maps, and any files shipped beside it. */
   dir: string;
-  /** The source files (project-relative paths) that contribute code to the bundle. */
+  /** The source files (project-relative paths) that contribute code to the package (every chunk included). */
   inputs: string[];
+  /** The files a cold start loads: `index.mjs` and the chunks it imports statically, transitively (absolute paths). */
+  initFiles: string[];
 }
 
 export interface BundleRequest {
@@ -32,27 +38,18 @@ export interface BundleRequest {
 
 const cache = new Map<string, Map<string, FunctionBundle>>();
 
-/** The output file of one entry, and the inputs that put bytes into it (tree-shaken modules do not count). */
-const contributingInputs = (metafile: Metafile, outfile: string): string[] =>
-  Object.entries(metafile.outputs[outfile]?.inputs ?? {}).filter(([, i]) => i.bytesInOutput > 0).map(([file]) => file);
+/** Where a package keeps its chunks, beside index.mjs. */
+export const CHUNK_DIR = 'chunks';
 
-const SIDE = '#side/';
-/** Where the side bundles are built, beside the packages (never a handler's directory). */
-const SIDE_DIR = '.side';
-
-/** Side module name → what package.json maps `#side/<name>` to (a project file or a package). */
-const sideModules = (root: string): Record<string, string> => {
-  const { imports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { imports: Record<string, string> };
-  return Object.fromEntries(Object.entries(imports).filter(([key]) => key.startsWith(SIDE)).map(([key, target]) => [key.slice(SIDE.length), target]));
-};
-
-/** One esbuild pass with the options every function is built with (infra/bundling.ts). */
-function build(root: string, outdir: string, entryPoints: Record<string, string>, external: string[], write: boolean): Metafile {
-  const options: BuildOptions = {
-    entryPoints,
-    outdir,
+/** One function's package: an esbuild pass with the options every function is built with (infra/bundling.ts). */
+export function buildPackage(root: string, dir: string, entry: string, external: string[], write: boolean): Metafile {
+  const { metafile, warnings } = buildSync({
+    entryPoints: { index: entry },
+    outdir: dir,
     bundle: true,
     format: bundling.format,
+    splitting: bundling.splitting,
+    chunkNames: `${CHUNK_DIR}/[name]-[hash]`,
     platform: bundling.platform,
     target: bundling.target,
     minify: bundling.minify,
@@ -61,13 +58,12 @@ function build(root: string, outdir: string, entryPoints: Record<string, string>
     mainFields: bundling.mainFields,
     banner: { js: bundling.banner },
     outExtension: { '.js': '.mjs' },
-    external: [...external, `${SIDE}*`],
+    external,
     metafile: true,
     write,
     absWorkingDir: root,
     logLevel: 'error',
-  };
-  const { metafile, warnings } = buildSync(options);
+  });
   // package.json declares the project's modules free of import side effects ("sideEffects": false), so that a bundle
   // leaves out every module none of whose exports it uses; an import kept for its side effects alone would vanish.
   const dropped = warnings.filter((w) => w.id === 'ignored-bare-import');
@@ -75,51 +71,51 @@ function build(root: string, outdir: string, entryPoints: Record<string, string>
   return metafile!;
 }
 
-/** The `#side/` modules an output imports, by name. */
-const sideImports = (metafile: Metafile, outfile: string): string[] =>
-  (metafile.outputs[outfile]?.imports ?? []).filter((i) => i.external && i.path.startsWith(SIDE)).map((i) => i.path.slice(SIDE.length));
-
-interface SideBundle { file: string; inputs: string[] }
-
-/** Every side module, built once; a side module may not load another. */
-function buildSideBundles(root: string, outdir: string, write: boolean): Map<string, SideBundle> {
-  const modules = sideModules(root);
-  const metafile = build(root, join(outdir, SIDE_DIR), modules, [], write);
-  return new Map(Object.keys(modules).map((name) => {
-    const outfile = Object.keys(metafile.outputs).find((f) => f.endsWith(`${SIDE_DIR}/${name}.mjs`))!;
-    const nested = sideImports(metafile, outfile);
-    if (nested.length) throw new Error(`side module ${name} imports ${nested.map((n) => SIDE + n).join(', ')}: a side module is a leaf`);
-    return [name, { file: join(outdir, SIDE_DIR, `${name}.mjs`), inputs: contributingInputs(metafile, outfile) }];
-  }));
+/**
+ * The outputs `start` loads (absolute paths, `start` first): through static imports only (what a cold start loads),
+ * or through dynamic ones too (everything the package must hold). Paths in the metafile are relative to `root`.
+ */
+export function reachableOutputs(metafile: Metafile, root: string, start: string, { dynamic }: { dynamic: boolean }): string[] {
+  const outputs = new Map(Object.entries(metafile.outputs).map(([file, output]) => [resolve(root, file), output]));
+  const seen = new Set([start]);
+  const queue = [start];
+  while (queue.length) {
+    const output = outputs.get(queue.pop()!);
+    if (!output) throw new Error(`esbuild's metafile has no output ${start}`);
+    for (const i of output.imports) {
+      if (i.external || !(i.kind === 'import-statement' || (dynamic && i.kind === 'dynamic-import'))) continue;
+      const file = resolve(root, i.path);
+      if (!seen.has(file)) {
+        seen.add(file);
+        queue.push(file);
+      }
+    }
+  }
+  return [...seen];
 }
 
-function buildGroup(root: string, outdir: string, requests: BundleRequest[], external: string[], write: boolean, side: Map<string, SideBundle>): Map<string, FunctionBundle & { side: string[] }> {
-  const out = new Map<string, FunctionBundle & { side: string[] }>();
-  if (!requests.length) return out;
-  const metafile = build(root, outdir, Object.fromEntries(requests.map((r) => [`${r.handler}/index`, join(root, 'functions', `${r.handler}.ts`)])), external, write);
-  for (const request of requests) {
-    const dir = join(outdir, request.handler);
-    const outfile = Object.keys(metafile.outputs).find((f) => f.endsWith(`${request.handler}/index.mjs`));
-    if (!outfile) throw new Error(`esbuild produced no bundle for functions/${request.handler}.ts`);
-    const names = sideImports(metafile, outfile);
-    const unknown = names.filter((n) => !side.has(n));
-    if (unknown.length) throw new Error(`functions/${request.handler}.ts imports ${unknown.map((n) => SIDE + n).join(', ')}, which package.json does not map`);
-    const inputs = new Set([...contributingInputs(metafile, outfile), ...names.flatMap((n) => side.get(n)!.inputs)]);
-    out.set(request.handler, { handler: request.handler, dir, inputs: [...inputs], side: names });
+/** The inputs that put bytes into any of these outputs (tree-shaken modules do not count). */
+const contributingInputs = (metafile: Metafile, root: string, files: string[]): string[] => {
+  const inputs = new Set<string>();
+  for (const [file, output] of Object.entries(metafile.outputs)) {
+    if (!files.includes(resolve(root, file))) continue;
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) if (bytesInOutput > 0) inputs.add(input);
   }
-  return out;
-}
-
-/** The side bundles a package imports, under side/, and the package.json that maps `#side/*` to them. */
-const copySideBundles = (dir: string, names: string[], side: Map<string, SideBundle>) => {
-  if (!names.length) return;
-  for (const name of names) {
-    const { file } = side.get(name)!;
-    cpSync(file, join(dir, 'side', `${name}.mjs`));
-    if (bundling.sourcemap) cpSync(`${file}.map`, join(dir, 'side', `${name}.mjs.map`));
-  }
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ imports: { [`${SIDE}*`]: './side/*.mjs' } })}\n`);
+  return [...inputs];
 };
+
+function bundleFunction(root: string, outdir: string, request: BundleRequest, write: boolean): FunctionBundle {
+  const dir = join(outdir, request.handler);
+  const metafile = buildPackage(root, dir, join(root, 'functions', `${request.handler}.ts`), request.nativeMedia ? bundling.nativeMediaModules : [], write);
+  const index = join(dir, 'index.mjs');
+  if (!Object.keys(metafile.outputs).some((file) => resolve(root, file) === index)) throw new Error(`esbuild produced no bundle for functions/${request.handler}.ts`);
+  const all = reachableOutputs(metafile, root, index, { dynamic: true });
+  // esbuild emits a chunk for every `import()` it meets, even one in code it then leaves out as unused (the SDK's
+  // browser user-agent parser): no output loads such a chunk, so the package does without it.
+  const dead = Object.keys(metafile.outputs).map((file) => resolve(root, file)).filter((file) => !file.endsWith('.map') && !all.includes(file));
+  if (write) for (const file of dead) for (const f of [file, `${file}.map`]) rmSync(f, { force: true });
+  return { handler: request.handler, dir, inputs: contributingInputs(metafile, root, all), initFiles: reachableOutputs(metafile, root, index, { dynamic: false }) };
+}
 
 /** The installed native media packages, copied as the media worker's node_modules (x64 Linux builds). */
 const copyNativeMedia = (root: string, dir: string) => {
@@ -139,18 +135,12 @@ export function bundleFunctions(root: string, requests: BundleRequest[], outdir:
   const cached = cache.get(key);
   if (cached) return cached;
   rmSync(outdir, { recursive: true, force: true }); // no file of an earlier build may end up in a package
-  const side = buildSideBundles(root, outdir, write);
-  const built = new Map([
-    ...buildGroup(root, outdir, requests.filter((r) => !r.nativeMedia), [], write, side),
-    ...buildGroup(root, outdir, requests.filter((r) => r.nativeMedia), bundling.nativeMediaModules, write, side),
-  ]);
   const bundles = new Map<string, FunctionBundle>();
   for (const request of requests) {
-    const { side: names, ...bundle } = built.get(request.handler)!;
+    const bundle = bundleFunction(root, outdir, request, write);
     bundles.set(request.handler, bundle);
     mkdirSync(bundle.dir, { recursive: true });
     if (!write) continue;
-    copySideBundles(bundle.dir, names, side);
     if (request.nativeMedia) copyNativeMedia(root, bundle.dir);
     for (const [from, name] of Object.entries(request.extraFiles ?? {})) cpSync(from, join(bundle.dir, name));
   }

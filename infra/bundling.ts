@@ -4,6 +4,11 @@
  */
 export const bundling = {
   format: 'esm' as const,
+  /**
+   * What a function reaches only through `import()` (its own or a dependency's, such as the SDK's credential
+   * providers) is a chunk of its own, loaded on first use and sharing the rest of the bundle's code (infra/bundle.ts).
+   */
+  splitting: true,
   platform: 'node' as const,
   target: 'node22',
   minify: true,

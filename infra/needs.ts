@@ -1,6 +1,6 @@
 /**
- * What each function's code needs from the deployment, derived from the files its bundle is built from
- * (infra/bundle.ts), never from a list kept by hand:
+ * What each function's code needs from the deployment, derived from the files its package is built from
+ * (infra/bundle.ts: index.mjs and every chunk it loads), never from a list kept by hand:
  *
  * - settings: the string literal of every `requiredEnv('X')` (must be provided), `optionalEnv('X')`, `numberEnv('X'`,
  *   `boolEnv('X'` and plain `process.env.X` read (may be provided) in a source file that contributes code;

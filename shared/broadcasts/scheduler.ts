@@ -20,7 +20,7 @@ import type { BroadcastMessage } from './messages.ts';
 const group = () => optionalEnv('BROADCAST_SCHEDULE_GROUP') ?? 'default';
 const scheduleName = (broadcastId: string) => `broadcast-${broadcastId}`;
 
-const sdk = onFirstUse(() => import('#side/scheduler-client'));
+const sdk = onFirstUse(() => import('./scheduler-client.ts'));
 
 /** `at()` takes whole seconds: round up so that the start never fires before `send_at`. */
 const atExpression = (at: Date) => `at(${new Date(Math.ceil(at.getTime() / 1000) * 1000).toISOString().slice(0, 19)})`;

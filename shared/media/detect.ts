@@ -7,7 +7,7 @@
 import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import { MIME } from './formats.ts';
 
-const fileType = onFirstUse(() => import('#side/file-type'));
+const fileType = onFirstUse(() => import('file-type'));
 
 export interface Detected {
   /** Normalised MIME type (parameters dropped; OGG is only reported when it carries Opus). */

@@ -1,6 +1,6 @@
 /**
- * The S3 client, one per container, and what storage.ts sends with it. A side bundle (`#side/s3-client`, see
- * shared/lang/on-first-use.ts): storage.ts loads it on the first media request, so that a cold start neither
+ * The S3 client, one per container, and what storage.ts sends with it. storage.ts loads it on the first media
+ * request (a chunk of its own, see shared/lang/on-first-use.ts), so that a cold start neither
  * parses nor evaluates the S3 client, which alone evaluates more code at load than the whole DynamoDB baseline
  * of the cold-start bench. Errors are told apart by name and status, never by class.
  */

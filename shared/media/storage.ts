@@ -1,11 +1,11 @@
 /**
  * The media bucket: originals of uploads (kept so that a conversion or a re-upload never needs the
- * client again) and the target of presigned uploads. The client (s3-client.ts, a side bundle) is loaded on first use.
+ * client again) and the target of presigned uploads. The client (s3-client.ts) is loaded on first use.
  */
 import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import { requiredEnv } from '#shared/settings/env.ts';
 
-const sdk = onFirstUse(() => import('#side/s3-client'));
+const sdk = onFirstUse(() => import('./s3-client.ts'));
 
 /** Read on every use: a function without MEDIA_BUCKET fails its first media request naming it. */
 const bucket = () => requiredEnv('MEDIA_BUCKET');

@@ -1,8 +1,7 @@
 /**
  * Powertools Parameters' SecretsProvider, one per container, and the error it throws. secrets.ts imports this module
- * on the first read (inlined, see shared/lang/on-first-use.ts); the readers take the error class they check from
- * here, beside the provider that throws it. Not a side bundle: every request of the functions that load it reads a
- * secret, and a side bundle's own copy of the SDK core would cost that first request more than it saves at load.
+ * on the first read (a chunk of its own, see shared/lang/on-first-use.ts); the readers take the error class they
+ * check from here, beside the provider that throws it.
  */
 import { SecretsProvider } from '@aws-lambda-powertools/parameters/secrets';
 

@@ -1,13 +1,13 @@
 /**
  * The synthesized CloudFormation template is the truth: the stack is synthesized once, with every function
- * bundled for real (infra/bundle.ts: one esbuild pass), under the cdk-nag packs as infra/app.ts runs them. For every
+ * bundled for real (infra/bundle.ts: index.mjs and its chunks), under the cdk-nag packs as infra/app.ts runs them. For every
  * function, what its code needs (infra/needs.ts, derived from the files its bundle is built from) must be in the
- * template — settings, grants on the right resources — and nothing beyond it; the handler must be inside its asset,
+ * template — settings, grants on the right resources — and nothing beyond it; the handler and every file it loads must be inside its asset,
  * and its architecture must match the native binaries the asset carries.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { App, Stack, Validations, aws_s3 as s3 } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 // cdk-nag is CommonJS without static named exports.
@@ -42,6 +42,20 @@ const { table, bucket, upstreamSecret } = stack.resources;
 
 /** Settings a function gets whatever its code: the runtime's source maps and the Powertools service name. */
 const PLATFORM_SETTINGS = ['NODE_OPTIONS', 'POWERTOOLS_SERVICE_NAME'];
+
+/** The package-relative files a module of the asset loads (`from "./…"` and `import("./…")`), transitively. */
+const loadedFiles = (dir: string, file = 'index.mjs', seen = new Set<string>()): Set<string> => {
+  seen.add(file);
+  const code = readFileSync(join(dir, file), 'utf8');
+  for (const [, spec] of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s*)["'](\.\.?\/[^"']+)["']/g)) {
+    const next = resolve(dirname(join(dir, file)), spec).slice(dir.length + 1);
+    if (!seen.has(next)) {
+      expect([file, spec, existsSync(join(dir, next))]).toEqual([file, spec, true]);
+      loadedFiles(dir, next, seen);
+    }
+  }
+  return seen;
+};
 
 afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
@@ -121,6 +135,8 @@ describe('CDK stack', () => {
       const dir = synthesized.assetDir(fn);
       const code = readFileSync(join(dir, 'index.mjs'), 'utf8');
       expect(code).toMatch(/export\s*\{[^}]*\bhandler\s*\}|export\s*\{[^}]*\bas handler\b/);
+      // Self-contained: every chunk index.mjs loads, statically or on first use, is in the asset.
+      loadedFiles(dir);
       const architecture = Properties.Architectures[0];
       for (const [file, arch] of nativeArchitectures(dir)) expect([file, arch]).toEqual([file, architecture]);
     });

@@ -1,8 +1,8 @@
 /**
  * Body parsing. JSON routes: base64 decoding, a size cap, and a 400 `invalid_json` for anything that is
  * not JSON. Multipart routes (media upload): busboy through @middy/http-multipart-body-parser, with a
- * 400 `validation_error` for JSON or a broken form. The multipart parser is a side bundle (`#side/multipart-parser`,
- * see shared/lang/on-first-use.ts) loaded on the first multipart request: only the upload functions run it.
+ * 400 `validation_error` for JSON or a broken form. The multipart parser is loaded on the first multipart request
+ * (see shared/lang/on-first-use.ts): only the upload functions run it.
  */
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -41,7 +41,7 @@ export const jsonBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
 });
 
 const multipartParser = onFirstUse(async (): Promise<MiddlewareObj<any>> => {
-  const { default: parser } = await import('#side/multipart-parser');
+  const { default: parser } = await import('@middy/http-multipart-body-parser');
   return parser({ disableContentTypeError: false, charset: 'utf-8', busboy: { limits: { fileSize: 100 * 1024 * 1024, files: 1, fields: 20 } } } as any);
 });
 
