@@ -109,13 +109,24 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
       const h = monitorEventLoopDelay({ resolution: 1 }); h.enable();
       let t = performance.now();
       await publish(events);
+      // Trace: when the fan-out has taken the last event, and how many deliveries were done by then.
+      let fanOutDone: { at: number; delivered: number } | undefined;
+      const watch = process.env.BENCH_TRACE ? setInterval(() => {
+        if (!fanOutDone && queueServices.sqs.messages('events').length === 0) fanOutDone = { at: performance.now(), delivered: receiver.received.length - before };
+      }, 5) : undefined;
       await receiver.waitFor(before + n, 300_000);
-      if (record) pipeline.push(n / ((performance.now() - t) / 1000));
+      const end = performance.now();
+      clearInterval(watch);
+      if (record) pipeline.push(n / ((end - t) / 1000));
       if (process.env.BENCH_TRACE) {
         const cpu = process.cpuUsage(nodeBefore);
         const elu = performance.eventLoopUtilization(eluBefore);
         console.error(`DynamoDB Local CPU ${((javaCpuMs() - javaBefore) / n).toFixed(2)} ms per delivery, Node CPU ${((cpu.user + cpu.system) / 1000 / n).toFixed(2)} ms, ` +
-          `event loop ${(elu.utilization * 100).toFixed(0)}% busy, delay p50 ${(h.percentile(50) / 1e6).toFixed(1)} p90 ${(h.percentile(90) / 1e6).toFixed(1)} p99 ${(h.percentile(99) / 1e6).toFixed(1)} max ${(h.max / 1e6).toFixed(1)} ms, wall ${((performance.now() - t) / n).toFixed(2)} ms per delivery`);
+          `event loop ${(elu.utilization * 100).toFixed(0)}% busy, delay p50 ${(h.percentile(50) / 1e6).toFixed(1)} p90 ${(h.percentile(90) / 1e6).toFixed(1)} p99 ${(h.percentile(99) / 1e6).toFixed(1)} max ${(h.max / 1e6).toFixed(1)} ms, wall ${((end - t) / n).toFixed(2)} ms per delivery`);
+        if (fanOutDone) {
+          console.error(`  while the fan-out had events to take (${(fanOutDone.at - t).toFixed(0)} ms): ${(fanOutDone.delivered / ((fanOutDone.at - t) / 1000)).toFixed(0)} deliveries/s; ` +
+            `after it: ${((n - fanOutDone.delivered) / ((end - fanOutDone.at) / 1000)).toFixed(0)}/s`);
+        }
       }
       await queues.idle(60_000);
       counting = false;
