@@ -57,6 +57,7 @@ export function buildPackage(root: string, dir: string, entry: string, external:
     sourcesContent: bundling.sourcesContent,
     mainFields: bundling.mainFields,
     banner: { js: bundling.banner },
+    alias: bundling.alias,
     outExtension: { '.js': '.mjs' },
     external,
     metafile: true,

@@ -51,6 +51,7 @@ async function bundleBaseline(outdir: string, { split = false } = {}): Promise<B
     sourcesContent: bundling.sourcesContent,
     mainFields: bundling.mainFields,
     banner: { js: bundling.banner },
+    alias: bundling.alias,
     outExtension: { '.js': '.mjs' },
     metafile: true,
     logLevel: 'silent',

@@ -5,6 +5,7 @@
  * template — settings, grants on the right resources — and nothing beyond it; the handler and every file it loads must be inside its asset,
  * and its architecture must match the native binaries the asset carries.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -140,6 +141,18 @@ describe('CDK stack', () => {
       const architecture = Properties.Architectures[0];
       for (const [file, arch] of nativeArchitectures(dir)) expect([file, arch]).toEqual([file, architecture]);
     });
+  });
+
+  it('loads no undici at a cold start: every package reaches node:http through its shim, never its ES module facade', () => {
+    // Node builds node:http's ES module facade by reading every export, and three are getters that load Node's own
+    // undici: about 40 ms of CPU per cold start (infra/shims/node-http.ts). One process imports every package in
+    // turn, as the Lambda runtime imports one, and names the first after which undici is loaded.
+    const packages = handlers.map((handler) => [handler, join(synthesized.assetDir(stack.functions.get(handler)!), 'index.mjs')]);
+    const script = `for (const [handler, file] of JSON.parse(process.argv[1])) { await import(file); if (process.moduleLoadList.some((m) => m.includes('undici'))) { console.log(handler); process.exit(0); } } console.log('none');`;
+    const first = execFileSync(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(packages)], {
+      env: { PATH: process.env.PATH, AWS_REGION: 'eu-west-1', LOG_LEVEL: 'SILENT', NODE_OPTIONS: '' },
+    }).toString().trim();
+    expect(first).toBe('none');
   });
 
   it('derives the needs from the code (spot checks against what the handlers plainly do)', () => {
