@@ -14,9 +14,8 @@ import { findOrCreateContactByPhone } from '#shared/contacts/repository.ts';
 import { normalizePhone } from '#shared/contacts/phone.ts';
 import { findOrCreateConversation, type Conversation } from '#shared/conversations/repository.ts';
 import { getBusiness } from '#shared/business/repository.ts';
-import { prepareTemplate } from '#shared/templates/prepare.ts';
 import { isMediaType } from '#shared/media/formats.ts';
-import { sendMediaMessage } from '#shared/media/outbound.ts';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import type { SendRequest } from './schemas.ts';
 import { loadSendSchemas } from './schemas-loader.ts';
 import { buildPayload } from './payload.ts';
@@ -33,6 +32,10 @@ import { reserveSend } from '#shared/upstream/client.ts';
 import { loadSendContext, messagingAccount, routeChecks, routePut, type SendContext } from './send-route.ts';
 
 export type { OutboundDraft, SendResult } from './draft.ts';
+
+/** What only template and media sends need (the template catalogue, link checks, the media plan): loaded by the first. */
+const templates = onFirstUse(() => import('#shared/templates/prepare.ts'));
+const media = onFirstUse(() => import('#shared/media/outbound.ts'));
 
 export interface SendOptions {
   sentBy?: SentBy;
@@ -82,7 +85,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   const context = (await options.context) ?? (await loadSendContext(businessId, phone));
 
   const extras: Parameters<typeof buildPayload>[1] = {};
-  if (req.type === 'template') extras.template = (await prepareTemplate({ businessId, ...context }, req)).template;
+  if (req.type === 'template') extras.template = (await (await templates()).prepareTemplate({ businessId, ...context }, req)).template;
   const reactionTarget = req.type === 'reaction' ? await resolveReactionTarget(businessId, req.to, req.reaction.message_id) : undefined;
   if (reactionTarget) extras.reactionWamid = reactionTarget.wamid;
 
@@ -141,7 +144,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   draft.checks = [routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }), ...binding];
 
   if (isMediaType(draft.messageType)) {
-    return sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
+    return (await media()).sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
   }
   return dispatchOutbound(draft);
 }

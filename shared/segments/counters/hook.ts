@@ -7,10 +7,17 @@
 import { addCommitHook, type TransactItem } from '#shared/events/outbox.ts';
 import type { CancelCode } from '#shared/store/transact.ts';
 import type { Contact } from '#shared/contacts/model.ts';
-import { counterItemBusiness, segmentCountItems, type ContactChange } from './write.ts';
-import { dropCopy } from './copy.ts';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
+import type { ContactChange } from './write.ts';
 
 const writes = new WeakMap<TransactItem, { bid: string; change: ContactChange }>();
+
+/**
+ * The counters' code (the segments' rules and filters with it), loaded by the first transaction that writes a
+ * contact: most requests of most functions that can write one (a send to a known number) never do.
+ */
+let counters: { write: typeof import('./write.ts'); copy: typeof import('./copy.ts') } | undefined;
+const loadCounters = onFirstUse(async () => (counters = { write: await import('./write.ts'), copy: await import('./copy.ts') }));
 
 export function trackContactWrite(bid: string, before: Contact | null, after: Contact, item: TransactItem): TransactItem {
   writes.set(item, { bid, change: { before, after } });
@@ -23,13 +30,18 @@ async function counterItems(items: TransactItem[]): Promise<TransactItem[]> {
     const w = writes.get(item);
     if (w) byBusiness.set(w.bid, [...(byBusiness.get(w.bid) ?? []), w.change]);
   }
-  return (await Promise.all([...byBusiness].map(([bid, changes]) => segmentCountItems(bid, changes)))).flat();
+  if (byBusiness.size === 0) return [];
+  const { write } = await loadCounters();
+  return (await Promise.all([...byBusiness].map(([bid, changes]) => write.segmentCountItems(bid, changes)))).flat();
 }
 
 function cancelled(added: TransactItem[], codes: CancelCode[]): void {
+  // Counter items exist only once the counters' code is loaded.
+  if (!counters) return;
+  const { write, copy } = counters;
   added.forEach((item, i) => {
-    const bid = counterItemBusiness.get(item);
-    if (bid !== undefined && codes[i] === 'ConditionalCheckFailed') dropCopy(bid);
+    const bid = write.counterItemBusiness.get(item);
+    if (bid !== undefined && codes[i] === 'ConditionalCheckFailed') copy.dropCopy(bid);
   });
 }
 
