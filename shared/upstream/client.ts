@@ -10,6 +10,7 @@
  */
 import { config } from '#shared/config.ts';
 import { logger } from '#shared/log/logger.ts';
+import { safeFetch, SafeFetchError, type SafeFetchResponse } from '#shared/net/safe-fetch.ts';
 import { accessTokenFor, refreshedAccessTokenFor } from '#shared/secrets/business-token.ts';
 import { reserveSendSlot } from './throughput.ts';
 
@@ -60,11 +61,10 @@ const THROTTLE_CODES = new Set([130429, 131056, 80007, 4, 613]);
 /** Graph's OAuthException for an invalid or expired access token (sent with HTTP 401, sometimes 400). */
 const INVALID_TOKEN_CODE = 190;
 
-async function toUpstreamError(res: Response): Promise<UpstreamError> {
-  const text = await res.text().catch(() => '');
+function toUpstreamError(res: SafeFetchResponse): UpstreamError {
   let err: Record<string, any> | undefined;
   try {
-    err = JSON.parse(text)?.error;
+    err = JSON.parse(res.body.toString('utf8'))?.error;
   } catch {
     /* not a Graph error body */
   }
@@ -75,21 +75,39 @@ async function toUpstreamError(res: Response): Promise<UpstreamError> {
   return new UpstreamError(message, res.status, code, typeof details === 'string' ? details : undefined, transient, err?.type, err?.fbtrace_id);
 }
 
-type Auth = { authorization: string };
+interface UpstreamRequest {
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+}
 
-/** One HTTP call for `businessId` with the retry policy; `init` is rebuilt per attempt (bodies are single-use). */
-async function call(businessId: string, url: string, init: (auth: Auth) => RequestInit, what: string): Promise<Response> {
+/** An answer's JSON body (Graph answers JSON, errors included). */
+const json = (res: SafeFetchResponse): Record<string, any> => JSON.parse(res.body.toString('utf8'));
+
+/**
+ * One HTTP call for `businessId` with the retry policy, on node:http(s) keep-alive agents (shared/net/safe-fetch.ts;
+ * the upstream's addresses are the operator's and the upstream's own, not a user's, so private ones are allowed):
+ * `fetch` would load Node's undici at a container's first call, about 50 ms of CPU, and costs more per call.
+ */
+async function call(businessId: string, url: string, request: UpstreamRequest, what: string): Promise<SafeFetchResponse> {
   const attempts = Math.max(1, config.upstreamMaxAttempts);
   let token = await accessTokenFor(businessId);
   let tokenRefreshed = false;
   let last: UpstreamError | undefined;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      const res = await fetch(url, { ...init({ authorization: `Bearer ${token}` }), signal: AbortSignal.timeout(config.upstreamTimeoutMs) });
-      if (res.ok) return res;
-      last = await toUpstreamError(res);
+      const res = await safeFetch(url, {
+        method: request.method ?? 'GET',
+        headers: { ...request.headers, authorization: `Bearer ${token}` },
+        body: request.body,
+        timeoutMs: config.upstreamTimeoutMs,
+        followRedirects: 5,
+        allowPrivate: true,
+      });
+      if (res.status >= 200 && res.status < 300) return res;
+      last = toUpstreamError(res);
     } catch (err) {
-      const timeout = (err as Error)?.name === 'TimeoutError' || (err as Error)?.name === 'AbortError';
+      const timeout = err instanceof SafeFetchError && err.code === 'timeout';
       last = new UpstreamError(timeout ? `Upstream did not answer within ${config.upstreamTimeoutMs} ms` : `Upstream unreachable: ${(err as Error)?.message}`, 0, undefined, undefined, true);
     }
     if ((last.status === 401 || last.code === INVALID_TOKEN_CODE) && !tokenRefreshed) {
@@ -139,12 +157,12 @@ export const reserveSend = (phoneNumberId: string): Promise<void> => {
  */
 export async function sendMessage(businessId: string, phoneNumberId: string, payload: Record<string, unknown>, reserved?: Promise<void>): Promise<SendResult> {
   await (reserved ?? pace(phoneNumberId));
-  const res = await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, (auth) => ({
+  const res = await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, {
     method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify(payload),
-  }), 'send message');
-  const body = (await res.json()) as Record<string, any>;
+  }, 'send message');
+  const body = json(res);
   const wamid = body?.messages?.[0]?.id;
   if (typeof wamid !== 'string') throw new UpstreamError('Upstream accepted the message without a message id', res.status, undefined, undefined, false);
   const input = String(payload.to ?? '');
@@ -153,23 +171,27 @@ export async function sendMessage(businessId: string, phoneNumberId: string, pay
 
 /** POST /{phone-number-id}/messages with a read receipt (and typing indicator): answered `{ success: true }`. */
 export async function markRead(businessId: string, phoneNumberId: string, receipt: { messaging_product: 'whatsapp'; status: 'read'; message_id: string; typing_indicator?: { type: string } }): Promise<void> {
-  await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, (auth) => ({
+  await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, {
     method: 'POST',
-    headers: { ...auth, 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify(receipt),
-  }), 'mark read');
+  }, 'mark read');
 }
 
 /** POST /{phone-number-id}/media (multipart) → the upstream media id. */
 export async function uploadMedia(businessId: string, phoneNumberId: string, file: { bytes: Uint8Array; mimeType: string; filename?: string }): Promise<{ id: string }> {
-  const res = await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/media`, (auth) => {
-    const form = new FormData();
-    form.set('messaging_product', 'whatsapp');
-    form.set('type', file.mimeType);
-    form.set('file', new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mimeType }), file.filename ?? 'file');
-    return { method: 'POST', headers: auth, body: form };
+  const form = new FormData();
+  form.set('messaging_product', 'whatsapp');
+  form.set('type', file.mimeType);
+  form.set('file', new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.mimeType }), file.filename ?? 'file');
+  // The platform's multipart encoder (its boundary in the content type), read once: every attempt sends the same bytes.
+  const encoded = new Response(form);
+  const res = await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/media`, {
+    method: 'POST',
+    headers: { 'content-type': encoded.headers.get('content-type')! },
+    body: new Uint8Array(await encoded.arrayBuffer()),
   }, 'upload media');
-  const body = (await res.json()) as Record<string, any>;
+  const body = json(res);
   return { id: String(body.id) };
 }
 
@@ -179,15 +201,14 @@ export async function uploadMedia(businessId: string, phoneNumberId: string, fil
  */
 export async function getMedia(businessId: string, mediaId: string, phoneNumberId?: string): Promise<MediaInfo> {
   const q = phoneNumberId ? `?phone_number_id=${encodeURIComponent(phoneNumberId)}` : '';
-  const res = await call(businessId, `${base()}/${encodeURIComponent(mediaId)}${q}`, (auth) => ({ headers: auth }), 'get media');
-  const body = (await res.json()) as Record<string, any>;
+  const body = json(await call(businessId, `${base()}/${encodeURIComponent(mediaId)}${q}`, {}, 'get media'));
   return { id: String(body.id), url: String(body.url), mime_type: String(body.mime_type), sha256: String(body.sha256), file_size: Number(body.file_size) };
 }
 
 /** Downloads media bytes from a URL given by getMedia (the upstream requires the token there too). */
 export async function downloadMediaUrl(businessId: string, url: string): Promise<{ bytes: Buffer; mimeType: string }> {
-  const res = await call(businessId, url, (auth) => ({ headers: auth }), 'download media');
-  return { bytes: Buffer.from(await res.arrayBuffer()), mimeType: res.headers.get('content-type') ?? 'application/octet-stream' };
+  const res = await call(businessId, url, {}, 'download media');
+  return { bytes: res.body, mimeType: res.headers['content-type'] ?? 'application/octet-stream' };
 }
 
 export async function downloadMedia(businessId: string, mediaId: string, phoneNumberId?: string): Promise<{ bytes: Buffer; mimeType: string; info: MediaInfo }> {
@@ -201,8 +222,7 @@ export async function listTemplates(businessId: string, wabaId: string): Promise
   const out: UpstreamTemplate[] = [];
   let url: string | undefined = `${base()}/${encodeURIComponent(wabaId)}/message_templates?limit=250`;
   for (let page = 0; url && page < 20; page++) {
-    const res = await call(businessId, url, (auth) => ({ headers: auth }), 'list templates');
-    const body = (await res.json()) as Record<string, any>;
+    const body = json(await call(businessId, url, {}, 'list templates'));
     for (const t of body.data ?? []) out.push(t as UpstreamTemplate);
     url = typeof body.paging?.next === 'string' ? body.paging.next : undefined;
   }

@@ -64,33 +64,28 @@ export async function run({ quick, dynamodbEndpoint }: BenchOptions): Promise<Be
     },
     { step: 'initialize', name: 'benchTimer' },
   );
-  // Upstream time (the sandbox) is outside the service too: time global fetch calls to the sandbox, and mark the
-  // start of a send's upstream call for the round-trip count.
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = (async (input: any, init?: any) => {
-    const url = String(input?.url ?? input);
-    if (!url.startsWith(stack.sandboxUrl)) return realFetch(input, init);
+  // Upstream time (the sandbox) is outside the service too: time the requests to the sandbox, and mark the start of a
+  // send's upstream call for the round-trip count.
+  const { observeHttpRequests } = await import('../support/outbound-http.ts');
+  const stopObserving = observeHttpRequests((url) => {
+    if (!url.startsWith(stack.sandboxUrl)) return;
     if (url.endsWith('/messages')) counting.mark('upstream');
-    if (!current) return realFetch(input, init);
-    const t = performance.now();
     const stats = current;
-    try {
-      return await realFetch(input, init);
-    } finally {
-      stats.spans.push([t, performance.now()]);
-    }
-  }) as typeof fetch;
+    if (!stats) return;
+    const t = performance.now();
+    return () => stats.spans.push([t, performance.now()]);
+  });
 
   const key = stack.demo!.apiKey;
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const call = async (method: string, path: string, body?: unknown) => {
-    const res = await realFetch(`${stack.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${stack.url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const json = await res.json().catch(() => undefined);
     if (res.status >= 400) throw new Error(`${method} ${path} → ${res.status} ${JSON.stringify(json)}`);
     return json as any;
   };
   const sandbox = (path: string, body: unknown) =>
-    realFetch(`${stack.sandboxUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${stack.sandboxUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   // Setup: a few stages, an inbound message (opens the 24-hour window), a dynamic segment, a contact.
   const customer = '+15550001111';
@@ -190,7 +185,7 @@ export async function run({ quick, dynamodbEndpoint }: BenchOptions): Promise<Be
       target: { maxRatio: 1 },
     });
   }
-  globalThis.fetch = realFetch;
+  stopObserving();
   await stack.stop();
   return figures;
 }

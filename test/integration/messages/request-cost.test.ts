@@ -6,26 +6,25 @@
  */
 import { startHarness, randomPhone, type Harness } from './harness.ts';
 import { countCalls, mark, measure, sequentialRounds, type Call } from '../../support/dynamo-calls.ts';
+import { observeHttpRequests } from '../../support/outbound-http.ts';
 
 process.env.LIMIT_REQUESTS_PER_MINUTE = '1000000';
 process.env.LIMIT_MESSAGES_PER_MINUTE = '1000000';
 
 let h: Harness;
-const realFetch = globalThis.fetch;
+let stopObserving: (() => void) | undefined;
 
 beforeAll(async () => {
   h = await startHarness();
   const { dynamo } = await import('#shared/store/client.ts');
   countCalls(dynamo);
   // The upstream call's start, to count the round trips before it.
-  globalThis.fetch = ((input: any, init?: any) => {
-    const url = String(input?.url ?? input);
+  stopObserving = observeHttpRequests((url) => {
     if (url.startsWith(h.sandbox.url) && url.endsWith('/messages')) mark('upstream');
-    return realFetch(input, init);
-  }) as typeof fetch;
+  });
 });
 afterAll(async () => {
-  globalThis.fetch = realFetch;
+  stopObserving?.();
   await h?.stop();
 });
 
