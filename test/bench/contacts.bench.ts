@@ -62,7 +62,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
       const res = await invoke('POST /contacts/v1', { apiKey, body: { phone_number, name: `C${i}`, tags: ['bench'] } });
       if (res.status !== 201) throw new Error(`create answered ${res.status}`);
     }
-  }, quick ? 3 : 7, 2);
+  }, quick ? 5 : 7, 2);
   // 2. Stage list: 50 stages over many contacts vs 10 contacts.
   const seedFunnel = async (contacts: number) => {
     const bid = (await createBusiness('funnel bench')).businessId;
