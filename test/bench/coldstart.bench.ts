@@ -105,7 +105,7 @@ function pairedInitTimes(file: string, baselineFile: string, runs: number): { me
 }
 
 export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
-  const runs = quick ? 5 : 7;
+  const runs = quick ? 9 : 7;
   const dir = mkdtempSync(join(tmpdir(), 'coldstart-'));
   const handlers = [...new Set(routes.map((r) => r.handler))];
   const baseline = await bundleBaseline(join(dir, 'baseline'));
