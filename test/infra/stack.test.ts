@@ -20,7 +20,8 @@ import { UNSET_TOKEN } from '#infra/resources.ts';
 import { routes, workers } from '#shared/routes.ts';
 import { samEnvironment, type LocalStack } from '#infra/sam/env.ts';
 import { allows, nativeArchitectures, SynthesizedFunctions, actionsOf } from './template.ts';
-import { newTenant } from '../support/api.ts';
+import { apiGatewayEvent, newTenant } from '../support/api.ts';
+import { FunctionProcess } from '#infra/local/lambda/process.ts';
 
 const { AwsSolutionsChecks, ServerlessChecks } = cdkNag;
 
@@ -159,19 +160,19 @@ describe('CDK stack', () => {
   it('answers a request from a synthesized package: GET /team/v1, bundled, in a process of its own, against DynamoDB Local', async () => {
     // The package's table client talks HTTP to DynamoDB Local, so the SDK's handler loads node:http through the shim.
     const tenant = await newTenant(['team:read']);
-    const file = join(synthesized.assetDir(stack.functions.get('http/team/list')!), 'index.mjs');
-    const event = {
-      version: '2.0', routeKey: 'GET /team/v1', rawPath: '/team/v1', rawQueryString: '', headers: { authorization: `Bearer ${tenant.apiKey}` },
-      requestContext: { http: { method: 'GET', path: '/team/v1', protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'jest' }, requestId: 'r1', routeKey: 'GET /team/v1', stage: '$default', timeEpoch: Date.now() },
-      isBase64Encoded: false,
-    };
-    const script = `const { handler } = await import(process.argv[1]); const res = await handler(JSON.parse(process.argv[2]), { awsRequestId: 'r1', functionName: 'team-list', getRemainingTimeInMillis: () => 10000 }); console.log(JSON.stringify(res));`;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script, file, JSON.stringify(event)], {
-      env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', TABLE_NAME: process.env.TABLE_NAME, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT, LOG_LEVEL: 'SILENT', NODE_OPTIONS: '' },
-    }).toString();
-    const res = JSON.parse(out.trim().split('\n').at(-1)!);
-    expect(res.statusCode).toBe(200);
-    expect(JSON.parse(res.body)).toEqual({ agents: expect.any(Array) });
+    const fn = new FunctionProcess({
+      module: 'http/team/list',
+      package: join(synthesized.assetDir(stack.functions.get('http/team/list')!), 'index.mjs'),
+      environment: { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', TABLE_NAME: process.env.TABLE_NAME!, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT!, LOG_LEVEL: 'SILENT' },
+      timeoutMs: 20_000,
+    });
+    try {
+      const res = await fn.invoke<{ statusCode: number; body: string }>(apiGatewayEvent('GET /team/v1', { apiKey: tenant.apiKey }));
+      expect(res.statusCode).toBe(200);
+      expect(JSON.parse(res.body)).toEqual({ agents: expect.any(Array) });
+    } finally {
+      await fn.stop();
+    }
   });
 
   it('derives the needs from the code (spot checks against what the handlers plainly do)', () => {

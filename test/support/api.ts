@@ -53,17 +53,21 @@ const lambdaContext = (): Context => ({
   succeed: () => undefined,
 });
 
-/** Invokes the handler of `routeKey` ("METHOD /path") as API Gateway would. */
-export async function invoke(routeKey: string, input: InvokeInput = {}): Promise<InvokeResult> {
+const routeOf = (routeKey: string) => {
   const route = routes.find((r) => `${r.method} ${r.path}` === routeKey);
   if (!route) throw new Error(`no route ${routeKey}`);
-  const mod = await import(`../../functions/${route.handler}.ts`);
+  return route;
+};
+
+/** The API Gateway HTTP API event of a request to `routeKey` ("METHOD /path"). */
+export function apiGatewayEvent(routeKey: string, input: InvokeInput = {}): APIGatewayProxyEventV2 {
+  const route = routeOf(routeKey);
   let rawPath = route.path;
   for (const [k, val] of Object.entries(input.params ?? {})) rawPath = rawPath.replace(`{${k}}`, encodeURIComponent(val));
   const headers: Record<string, string> = { 'content-type': 'application/json', ...lower(input.headers ?? {}) };
   if (input.apiKey) headers.authorization = `Bearer ${input.apiKey}`;
   const body = input.rawBody ?? (input.body === undefined ? undefined : JSON.stringify(input.body));
-  const event: APIGatewayProxyEventV2 = {
+  return {
     version: '2.0',
     routeKey,
     rawPath,
@@ -86,6 +90,12 @@ export async function invoke(routeKey: string, input: InvokeInput = {}): Promise
     body,
     isBase64Encoded: false,
   };
+}
+
+/** Invokes the handler of `routeKey` ("METHOD /path") as API Gateway would. */
+export async function invoke(routeKey: string, input: InvokeInput = {}): Promise<InvokeResult> {
+  const mod = await import(`../../functions/${routeOf(routeKey).handler}.ts`);
+  const event = apiGatewayEvent(routeKey, input);
   const out = await mod.handler(event, lambdaContext());
   const text = out.body ?? '';
   let parsed: unknown = text;

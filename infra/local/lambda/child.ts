@@ -3,6 +3,8 @@
  * environment the function was given (see process.ts), loads the handler module once (the cold start) and then
  * answers invocations one at a time, sent by the parent over IPC.
  */
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
@@ -10,9 +12,11 @@ type Handler = (event: unknown, context: Context) => Promise<unknown>;
 interface Invocation { id: number; event: unknown; functionName: string; timeoutMs: number }
 
 const module = process.argv[2];
-if (!module) throw new Error('usage: child.ts <handler module under functions/>');
+if (!module) throw new Error('usage: child.ts <handler module under functions/ | absolute path of a built index.mjs>');
 
-const loaded: Promise<Handler> = import(`../../../functions/${module}.ts`).then((m) => m.handler as Handler);
+// A built package is loaded as Lambda loads it; a module under functions/ from its source.
+const source = isAbsolute(module) ? pathToFileURL(module).href : `../../../functions/${module}.ts`;
+const loaded: Promise<Handler> = import(source).then((m) => m.handler as Handler);
 
 const context = (inv: Invocation, started: number): Context => ({
   callbackWaitsForEmptyEventLoop: false,
