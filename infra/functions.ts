@@ -14,7 +14,7 @@ import {
   aws_lambda as lambda,
   aws_logs as logs,
 } from 'aws-cdk-lib';
-import { routes, workers } from '../shared/routes.ts';
+import { routes, scheduled, workers } from '../shared/routes.ts';
 import { bundleFunctions, type BundleRequest } from './bundle.ts';
 import { deriveNeeds, type FunctionNeeds } from './needs.ts';
 import { pascal, queueUrlSetting } from './names.ts';
@@ -22,8 +22,6 @@ import type { ServiceResources } from './resources.ts';
 
 /** Answers every request no route matches (the HTTP API's `$default` route). */
 export const NOT_FOUND_HANDLER = 'http/meta/not-found';
-/** Re-publishes events whose publish was lost; run on a schedule (infra/scheduling.ts). */
-export const OUTBOX_SWEEP_HANDLER = 'scheduled/outbox-sweep';
 
 export interface FunctionSpec {
   handler: string;
@@ -35,7 +33,7 @@ export interface FunctionSpec {
 /** Every handler module the stack deploys, once each (several routes may share one module). */
 export const functionSpecs = (): FunctionSpec[] => {
   const specs = new Map<string, FunctionSpec>();
-  for (const spec of [...routes, ...workers, { handler: NOT_FOUND_HANDLER }, { handler: OUTBOX_SWEEP_HANDLER, timeoutSeconds: 60 }]) {
+  for (const spec of [...routes, ...workers, ...scheduled, { handler: NOT_FOUND_HANDLER }]) {
     if (!specs.has(spec.handler)) specs.set(spec.handler, spec);
   }
   return [...specs.values()];

@@ -3,7 +3,7 @@
  * - infra/resources.ts: the table, the media bucket, the upstream secret, a queue (with its DLQ) per worker;
  * - infra/functions.ts: one Lambda per handler module, with the settings and grants its code needs (infra/needs.ts);
  * - infra/api.ts: the HTTP API (a route per row of shared/routes.ts, `$default` → 404/405);
- * - infra/scheduling.ts: the outbox sweep and the broadcast scheduler's role;
+ * - infra/scheduling.ts: the scheduled functions (the outbox sweep) and the broadcast scheduler's role;
  * - infra/nag.ts: the reasons for the cdk-nag findings that stay.
  * Adding an endpoint is a row in shared/routes.ts and a handler file.
  */
@@ -25,10 +25,10 @@ import {
 import type { Construct } from 'constructs';
 import { workers } from '../shared/routes.ts';
 import { createResources, type ServiceResources } from './resources.ts';
-import { createFunctions, NOT_FOUND_HANDLER, OUTBOX_SWEEP_HANDLER } from './functions.ts';
+import { createFunctions, NOT_FOUND_HANDLER } from './functions.ts';
 import type { FunctionNeeds } from './needs.ts';
 import { createApi } from './api.ts';
-import { createBroadcastSchedulerRole, scheduleOutboxSweep } from './scheduling.ts';
+import { createBroadcastSchedulerRole, scheduleFunctions } from './scheduling.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 import { pascal, queueUrlSetting } from './names.ts';
 
@@ -111,7 +111,7 @@ export class ServiceStack extends Stack {
         maxConcurrency: worker.maxConcurrency,
       }));
     }
-    scheduleOutboxSweep(this, this.functions.get(OUTBOX_SWEEP_HANDLER)!);
+    scheduleFunctions(this, this.functions);
 
     // Alarms: API 5xx rate (every HTTP function at once) and errors of each worker; DLQ depth alarms are with the queues.
     new cloudwatch.Alarm(this, 'Api5xxAlarm', {

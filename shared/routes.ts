@@ -162,4 +162,19 @@ export const workers: Worker[] = [
   { queue: 'broadcasts', handler: 'workers/broadcast', batchSize: 10, visibilityTimeoutSeconds: 120, maxReceiveCount: 5, timeoutSeconds: 60, maxConcurrency: 2 },
 ];
 
+/**
+ * Functions that run on a clock: an EventBridge rule each, deployed (infra/scheduling.ts); locally the stack's
+ * clock runs the same modules at the same rate (infra/local/clock.ts).
+ */
+export interface Scheduled {
+  handler: string;
+  everyMinutes: number;
+  timeoutSeconds?: number;
+}
+
+export const scheduled: Scheduled[] = [
+  // Re-publishes events whose publish was lost, and fails sends no answer ever settled.
+  { handler: 'scheduled/outbox-sweep', everyMinutes: 1, timeoutSeconds: 60 },
+];
+
 export type { QueueName };

@@ -27,6 +27,14 @@ export interface LocalStackOptions {
   /** Create a demo business with an all-scopes key. */
   demo?: boolean;
   quiet?: boolean;
+  /**
+   * Run the scheduled functions at their rates, as EventBridge rules run them deployed (default: on). The outbox
+   * sweep acts on every business in the table: a stack that shares its table with other processes' stacks (the
+   * tests) turns the clock off, or it would deliver their events from its own queues and fail their sends in flight.
+   */
+  clock?: boolean;
+  /** How long a minute of the clock lasts (default: a minute). */
+  clockMinuteMs?: number;
 }
 
 export interface LocalStack {
@@ -121,10 +129,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const api = await startApiServer(apiPort);
     stops.push(api.close);
     apiUrl = api.url;
-    // The outbox sweep (a scheduled Lambda in AWS): re-publishes events whose publish a crash lost.
-    const { startOutboxSweep } = await import('#shared/webhooks/sweep.ts');
-    const stopSweep = startOutboxSweep(30_000);
-    stops.push(async () => stopSweep());
+    // The scheduled functions (the outbox sweep: lost publishes, unconfirmed sends), on their EventBridge rules' clock.
+    if (options.clock ?? true) {
+      const { startClock } = await import('./clock.ts');
+      const stopClock = startClock({
+        minuteMs: options.clockMinuteMs,
+        onError: (handler, err) => {
+          if (!options.quiet) console.error(`[scheduled ${handler}]`, (err as Error)?.message ?? err);
+        },
+      });
+      stops.push(async () => stopClock());
+    }
 
     const stack: LocalStack = { url: api.url, sandboxUrl: sandbox.url, dynamodbEndpoint, s3Endpoint: s3.endpoint, tableName, queues, stop };
 

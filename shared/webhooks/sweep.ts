@@ -2,8 +2,8 @@
  * The outbox sweep: crash safety for the step between a committed state change and its publish. Any
  * outbox item older than `sweepAfterSeconds` was not fanned out (the publish was lost, or the fan-out
  * kept failing), so it is published again; the fan-out's conditional writes make a repeat harmless.
- * Deployed, an EventBridge rule runs functions/scheduled/outbox-sweep.ts every minute; locally
- * `startOutboxSweep` runs it on a timer.
+ * An EventBridge rule runs functions/scheduled/outbox-sweep.ts every minute (locally, the stack's clock:
+ * infra/local/clock.ts).
  */
 import { keys } from '#shared/store/keys.ts';
 import { publish } from '#shared/events/outbox.ts';
@@ -23,20 +23,4 @@ export async function sweepOutbox(olderThanSeconds: number = webhookSettings.swe
   }
   if (published > 0) logger.warn('outbox sweep re-published events', { published });
   return published;
-}
-
-/** Runs the sweep every `intervalMs` in this process (the local stack). Returns a stop function. */
-export function startOutboxSweep(intervalMs = 30_000, olderThanSeconds?: number): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    sweepOutbox(olderThanSeconds)
-      .catch((err) => logger.error('outbox sweep failed', { error: err as Error }))
-      .finally(() => {
-        running = false;
-      });
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
 }

@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../support/stack.ts';
 import { routes } from '#shared/routes.ts';
 
 const run = promisify(execFile);
@@ -18,7 +18,7 @@ const admin = async (...args: string[]) => {
 };
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true });
+  stack = await startTestStack({ demo: true });
 }, 60_000);
 afterAll(() => stack?.stop());
 

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../support/stack.ts';
 
 const readme = readFileSync('README.md', 'utf8');
 const start = readme.indexOf('<!-- AREA EXAMPLES');
@@ -31,7 +31,7 @@ describe('README curl examples', () => {
   const state = join(dir, '.state.sh');
 
   beforeAll(async () => {
-    stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50 });
+    stack = await startTestStack({ demo: true, queueRetryDelayMs: 50 });
     execFileSync('bash', ['-c', `: > ${state}`]);
   }, 60_000);
   afterAll(async () => {

@@ -2,12 +2,12 @@
  * Segments through the local stack over HTTP, with contacts created, changed and soft-deleted through
  * the contacts endpoints (so the projection the counts read is the one the contacts area really writes).
  */
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../support/stack.ts';
 
 let stack: LocalStack;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true });
+  stack = await startTestStack({ demo: true });
 }, 60_000);
 afterAll(() => stack?.stop());
 

@@ -14,10 +14,10 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 // cdk-nag is CommonJS without static named exports.
 import cdkNag from 'cdk-nag';
 import { ServiceStack } from '#infra/stack.ts';
-import { functionSpecs, NOT_FOUND_HANDLER, OUTBOX_SWEEP_HANDLER } from '#infra/functions.ts';
+import { functionSpecs, NOT_FOUND_HANDLER } from '#infra/functions.ts';
 import { queueUrlSetting } from '#infra/names.ts';
 import { UNSET_TOKEN } from '#infra/resources.ts';
-import { routes, workers } from '#shared/routes.ts';
+import { routes, scheduled, workers } from '#shared/routes.ts';
 import { samEnvironment, type LocalStack } from '#infra/sam/env.ts';
 import { allows, nativeArchitectures, SynthesizedFunctions, actionsOf } from './template.ts';
 import { apiGatewayEvent, newTenant } from '../support/api.ts';
@@ -64,7 +64,7 @@ afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: tr
 
 describe('CDK stack', () => {
   it('has one nodejs22.x Lambda per handler module: every route, worker, the outbox sweep and the not-found function', () => {
-    expect(handlers).toEqual(expect.arrayContaining([...routes.map((r) => r.handler), ...workers.map((w) => w.handler), NOT_FOUND_HANDLER, OUTBOX_SWEEP_HANDLER]));
+    expect(handlers).toEqual(expect.arrayContaining([...routes.map((r) => r.handler), ...workers.map((w) => w.handler), ...scheduled.map((s) => s.handler), NOT_FOUND_HANDLER]));
     for (const handler of handlers) {
       expect(synthesized.resource(stack.functions.get(handler)!)).toMatchObject({ Type: 'AWS::Lambda::Function', Properties: { Runtime: 'nodejs22.x', Handler: 'index.handler' } });
     }
@@ -225,11 +225,13 @@ describe('CDK stack', () => {
   });
 
   it('runs the outbox sweep every minute', () => {
-    const sweep = id(stack.functions.get(OUTBOX_SWEEP_HANDLER)!);
-    template.hasResourceProperties('AWS::Events::Rule', {
-      ScheduleExpression: 'rate(1 minute)',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [sweep, 'Arn'] } })],
-    });
+    expect(scheduled).toContainEqual(expect.objectContaining({ handler: 'scheduled/outbox-sweep', everyMinutes: 1 }));
+    for (const { handler, everyMinutes } of scheduled) {
+      template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: everyMinutes === 1 ? 'rate(1 minute)' : `rate(${everyMinutes} minutes)`,
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [id(stack.functions.get(handler)!), 'Arn'] } })],
+      });
+    }
   });
 
   it('defines the single table: pk/sk, the two indexes, TTL, PITR, on-demand', () => {

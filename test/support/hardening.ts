@@ -7,6 +7,7 @@
 import type { LocalStack, LocalStackOptions } from '#infra/local/stack.ts';
 import type { Scope } from '#shared/auth/scopes.ts';
 import { callSandbox, callWith, type Call } from './http.ts';
+import { scanTable } from './table.ts';
 
 export { parseReply, startReceiver, type Reply } from './http.ts';
 
@@ -31,14 +32,10 @@ export const randomPhone = (): string => {
 export async function startHardeningStack(options: LocalStackOptions = {}) {
   process.env.UPSTREAM_RETRY_BASE_MS ??= '20';
   process.env.UPSTREAM_TIMEOUT_MS ??= '2000';
-  const { startLocalStack } = await import('#infra/local/stack.ts');
-  const stack: LocalStack = await startLocalStack({
-    port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50, ...options,
-  });
+  const { startTestStack } = await import('./stack.ts');
+  const stack: LocalStack = await startTestStack({ demo: true, queueRetryDelayMs: 50, ...options });
   const { newTenant } = await import('./api.ts');
   const { SCOPES } = await import('#shared/auth/scopes.ts');
-  const { db, table } = await import('#shared/store/client.ts');
-  const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
 
   const tenant = async (scopes: readonly Scope[] = SCOPES): Promise<StackTenant> => {
     const t = await newTenant(scopes, `Hardening ${Math.random().toString(36).slice(2, 8)}`);
@@ -52,18 +49,10 @@ export async function startHardeningStack(options: LocalStackOptions = {}) {
    * Index entries are attributes of these items, so comparing them compares the GSIs too. Sorted, for equality.
    */
   const businessItems = async (bid: string) => {
-    const items: Record<string, unknown>[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await db.send(new ScanCommand({
-        TableName: table(),
-        FilterExpression: 'pk = :pk OR begins_with(pk, :prefix) OR businessId = :bid',
-        ExpressionAttributeValues: { ':pk': `B#${bid}`, ':prefix': `B#${bid}#`, ':bid': bid },
-        ExclusiveStartKey,
-      }));
-      items.push(...(page.Items ?? []));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
+    const items = await scanTable({
+      FilterExpression: 'pk = :pk OR begins_with(pk, :prefix) OR businessId = :bid',
+      ExpressionAttributeValues: { ':pk': `B#${bid}`, ':prefix': `B#${bid}#`, ':bid': bid },
+    });
     return items.sort((a, b) => `${a.pk}|${a.sk}`.localeCompare(`${b.pk}|${b.sk}`));
   };
 

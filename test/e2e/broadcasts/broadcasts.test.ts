@@ -6,7 +6,7 @@
  * a few dozen recipients take a few seconds and the pacing can be seen.
  */
 import { jest } from '@jest/globals';
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 import { callWith, startReceiver } from '../../support/http.ts';
 import { freePort } from '#infra/local/free-port.ts';
 import { overrideEnv } from '../../support/env.ts';
@@ -36,7 +36,7 @@ beforeAll(async () => {
   // The service modules read UPSTREAM_BASE_URL once, possibly before the stack knows the sandbox's port: fix the port first.
   const sandboxPort = await freePort();
   process.env.UPSTREAM_BASE_URL = `http://127.0.0.1:${sandboxPort}`;
-  stack = await startLocalStack({ port: 0, sandboxPort, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 200 });
+  stack = await startTestStack({ sandboxPort, demo: true, queueRetryDelayMs: 200 });
   key = stack.demo!.apiKey;
   businessId = stack.demo!.businessId;
   receiver = await startReceiver({ events: received });

@@ -4,7 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 import { WaCrmClient, WaCrmError, verifyWebhookSignature } from '#shared/client/index.ts';
 
 let stack: LocalStack;
@@ -25,7 +25,7 @@ const inbound = async (from: string) => {
 };
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, quiet: true, queueRetryDelayMs: 50 });
+  stack = await startTestStack({ queueRetryDelayMs: 50 });
   const { newTenant } = await import('../../support/api.ts');
   const business = await newTenant(undefined, 'Client test');
   phoneNumberId = business.phoneNumberId;

@@ -4,14 +4,14 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 
 let stack: LocalStack;
 let receiver: Server;
 const events: { event: string; data: any }[] = [];
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true });
+  stack = await startTestStack({ demo: true });
   receiver = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c)).on('end', () => {

@@ -2,13 +2,13 @@
  * "403 forbidden: ... the resource belongs to another account" for conversations and messages: another
  * business's ids answer 403 on every route that takes them; ids nobody holds answer 404.
  */
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 
 let stack: LocalStack;
 let other: string;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true });
+  stack = await startTestStack({ demo: true });
   const { createBusiness } = await import('#shared/business/repository.ts');
   const { createApiKey } = await import('#shared/auth/api-keys.ts');
   const { SCOPES } = await import('#shared/auth/scopes.ts');

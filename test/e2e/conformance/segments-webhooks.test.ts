@@ -4,7 +4,7 @@
  * against the local stack the way a black-box tester reading only the contract and decisions would.
  */
 import { createHmac } from 'node:crypto';
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 import { startReceiver, verifyHex, verifyStandard, type Receiver } from '../../integration/webhooks/receiver.ts';
 
 let stack: LocalStack;
@@ -12,7 +12,7 @@ let receiver: Receiver;
 let newTenant: () => Promise<{ apiKey: string; businessId: string; phoneNumberId: string }>;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 100 });
+  stack = await startTestStack({ demo: true, queueRetryDelayMs: 100 });
   receiver = await startReceiver();
   const { createBusiness } = await import('#shared/business/repository.ts');
   const { createApiKey } = await import('#shared/auth/api-keys.ts');

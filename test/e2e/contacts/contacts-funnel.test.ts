@@ -21,8 +21,8 @@ let newKey: (scopes?: string[], bid?: string) => Promise<string>;
 let newTenant: () => Promise<{ businessId: string; apiKey: string }>;
 
 beforeAll(async () => {
-  const { startLocalStack } = await import('#infra/local/stack.ts');
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 200 });
+  const { startTestStack } = await import('../../support/stack.ts');
+  stack = await startTestStack({ demo: true, queueRetryDelayMs: 200 });
   key = stack.demo!.apiKey;
   businessId = stack.demo!.businessId;
   const { db, table } = await import('#shared/store/client.ts');

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 import { launchChromium } from '../../support/chromium.ts';
 
 describe('docs page in Chromium', () => {
@@ -16,7 +16,7 @@ describe('docs page in Chromium', () => {
   const profile = mkdtempSync(join(tmpdir(), 'docs-chromium-'));
 
   beforeAll(async () => {
-    stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, quiet: true });
+    stack = await startTestStack();
     // A fresh profile directory (the --user-data-dir of this launch).
     browser = await launchChromium(profile);
   }, 60_000);

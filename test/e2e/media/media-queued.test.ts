@@ -14,8 +14,8 @@ const png = await smallPng();
 
 beforeAll(async () => {
   process.env.MEDIA_WAIT_BUDGET_MS = '0';
-  const { startLocalStack } = await import('#infra/local/stack.ts');
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50 });
+  const { startTestStack } = await import('../../support/stack.ts');
+  stack = await startTestStack({ demo: true, queueRetryDelayMs: 50 });
   files = await startFileServer({ '/sandbox-unreachable/pic.png': png });
   filesUrl = files.url;
   await customerWrites(stack, to);

@@ -15,8 +15,8 @@ const served: Record<string, Buffer> = {};
 const to = '+5215550001111';
 
 beforeAll(async () => {
-  const { startLocalStack } = await import('#infra/local/stack.ts');
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50 });
+  const { startTestStack } = await import('../../support/stack.ts');
+  stack = await startTestStack({ demo: true, queueRetryDelayMs: 50 });
   served['/sandbox-unreachable/pic.png'] = await smallPng();
   served['/photo.jpg'] = await photoJpeg(3000, 2200, 24);
   served['/big-clip.mp4'] = Buffer.concat([await smallMp4(), Buffer.alloc(17 * MB)]);

@@ -13,8 +13,8 @@ let filesUrl: string;
 const served: Record<string, Buffer> = {};
 
 beforeAll(async () => {
-  const { startLocalStack } = await import('#infra/local/stack.ts');
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50 });
+  const { startTestStack } = await import('../../support/stack.ts');
+  stack = await startTestStack({ demo: true, queueRetryDelayMs: 50 });
   served['/sandbox-unreachable/pic.png'] = await smallPng();
   served['/big-clip.mp4'] = Buffer.concat([await smallMp4(), Buffer.alloc(17 * MB)]);
   files = await startFileServer(served);

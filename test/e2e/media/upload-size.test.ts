@@ -4,11 +4,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 
 let stack: LocalStack;
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true });
+  stack = await startTestStack({ demo: true });
 }, 60_000);
 afterAll(() => stack?.stop());
 

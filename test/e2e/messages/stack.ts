@@ -2,7 +2,7 @@
  * The local stack for the messaging e2e tests, with helpers for the service API (a fresh tenant per test)
  * and for the sandbox's control endpoints (playing the customer's side).
  */
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 import { callSandbox, callWith, type Call, type Reply } from '../../support/http.ts';
 
 export type { Reply };
@@ -35,7 +35,7 @@ export const randomPhone = (suffix = ''): string => {
 export async function startMessagingStack(): Promise<MessagingStack> {
   process.env.UPSTREAM_RETRY_BASE_MS = '20';
   process.env.UPSTREAM_TIMEOUT_MS = '5000';
-  const stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 50 });
+  const stack = await startTestStack({ demo: true, queueRetryDelayMs: 50 });
   const { newTenant } = await import('../../support/api.ts');
   const { outboxItemsOf } = await import('#shared/webhooks/outbox-store.ts');
 

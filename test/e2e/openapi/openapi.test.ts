@@ -9,7 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { routes } from '#shared/routes.ts';
 import { EVENT_NAMES } from '#shared/events/names.ts';
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 import { WaCrmClient } from '#shared/client/index.ts';
 
 const addFormats = (addFormatsModule as any).default ?? addFormatsModule;
@@ -43,7 +43,7 @@ const raw = (method: string, path: string, body?: unknown, key: string | null = 
 const phone = () => `+5215${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, quiet: true, queueRetryDelayMs: 50 });
+  stack = await startTestStack({ queueRetryDelayMs: 50 });
   const { newTenant } = await import('../../support/api.ts');
   const business = await newTenant(undefined, 'OpenAPI test');
   phoneNumberId = business.phoneNumberId;

@@ -3,14 +3,14 @@
  * cause events with ordinary API calls (a contact, a funnel move, an inbound message), and check what
  * arrives, in which order, signed how.
  */
-import { startLocalStack, type LocalStack } from '#infra/local/stack.ts';
+import { startTestStack, type LocalStack } from '../../support/stack.ts';
 import { startReceiver, verifyHex, verifyStandard, type Receiver } from '../../integration/webhooks/receiver.ts';
 
 let stack: LocalStack;
 let receiver: Receiver;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, sandboxPort: 0, dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT, demo: true, quiet: true, queueRetryDelayMs: 100 });
+  stack = await startTestStack({ demo: true, queueRetryDelayMs: 100 });
   receiver = await startReceiver();
 }, 60_000);
 afterAll(async () => {

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { startHarness, randomPhone, type Harness } from '../messages/harness.ts';
 import { startReceiver } from '../../support/hardening.ts';
+import { inOwnTable } from '../../support/table.ts';
 
 process.env.LIMIT_REQUESTS_PER_MINUTE = '1000000';
 process.env.LIMIT_MESSAGES_PER_MINUTE = '1000000';
@@ -190,7 +191,8 @@ describe('a send cut off after the upstream accepted it, before its settle write
     survived.push('a crash between the upstream answer and the settle write (no duplicate, settled by the status webhook)');
   }, 60_000);
 
-  it('with the client\'s own callback data the sweep fails the unconfirmed send once; the client\'s value comes back in status events', async () => {
+  // In a table of its own: the sweep fails every unconfirmed send of its table, other files' sends in flight too.
+  it('with the client\'s own callback data the sweep fails the unconfirmed send once; the client\'s value comes back in status events', () => inOwnTable(async () => {
     // Prepare
     const t = await h.newTenant();
     const hook = await subscribe(t.apiKey, ['message.sent', 'message.failed', 'message.delivered']);
@@ -230,7 +232,7 @@ describe('a send cut off after the upstream accepted it, before its settle write
     expect(delivered).toHaveLength(1);
     expect(delivered[0].data.biz_opaque_callback_data).toBe('pedido-43');
     survived.push('an unconfirmed send with the client\'s own callback data (failed once by the sweep)');
-  }, 60_000);
+  }), 60_000);
 });
 
 describe('DynamoDB throttling', () => {

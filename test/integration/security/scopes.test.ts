@@ -6,6 +6,7 @@
 import { routes } from '#shared/routes.ts';
 import { SCOPES } from '#shared/auth/scopes.ts';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
+import { inOwnTable, scanTable } from '../../support/table.ts';
 
 const guarded = routes.filter((r) => r.scope !== null);
 const sampleParams = (path: string) =>
@@ -39,27 +40,11 @@ describe.each(guarded.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', (
   });
 });
 
-it('stores API keys only as hashes', async () => {
-  const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
-  const { db, table } = await import('#shared/store/client.ts');
-  const { ensureTable } = await import('#infra/local/dynamo.ts');
-  // A table of this test's own (the shared one holds what every other file seeded): everything creating a business
-  // and its key writes is in it, and all of it is read.
-  const shared = process.env.TABLE_NAME;
-  process.env.TABLE_NAME = `keys-only-${Date.now()}`;
-  try {
-    await ensureTable(process.env.DYNAMODB_ENDPOINT!, table());
-    const tenant = await newTenant();
-    const items: Record<string, unknown>[] = [];
-    let ExclusiveStartKey: Record<string, unknown> | undefined;
-    do {
-      const page = await db.send(new ScanCommand({ TableName: table(), ExclusiveStartKey }));
-      items.push(...(page.Items ?? []));
-      ExclusiveStartKey = page.LastEvaluatedKey;
-    } while (ExclusiveStartKey);
-    expect(items.filter((item) => String(item.pk).startsWith('APIKEY#'))).toHaveLength(1);
-    expect(JSON.stringify(items)).not.toContain(tenant.apiKey.slice(4));
-  } finally {
-    process.env.TABLE_NAME = shared;
-  }
-});
+// In a table of its own (the shared one holds what every other file seeded): everything creating a business and
+// its key writes is in it, and all of it is read.
+it('stores API keys only as hashes', () => inOwnTable(async () => {
+  const tenant = await newTenant();
+  const items = await scanTable();
+  expect(items.filter((item) => String(item.pk).startsWith('APIKEY#'))).toHaveLength(1);
+  expect(JSON.stringify(items)).not.toContain(tenant.apiKey.slice(4));
+}));

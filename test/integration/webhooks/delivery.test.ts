@@ -1,11 +1,12 @@
 import './env.ts';
-import { ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
 import type { LocalQueues } from '#infra/local/queues.ts';
 import { startQueues } from '../../support/queues.ts';
+import { inOwnTable, scanTable } from '../../support/table.ts';
 import { EVENT_NAMES, type EventName } from '#shared/events/names.ts';
 import { commit, newEvent, outboxPut } from '#shared/events/outbox.ts';
-import { db, table } from '#shared/store/client.ts';
+import { db } from '#shared/store/client.ts';
 import { outboxItemsOf } from '#shared/webhooks/outbox-store.ts';
 import { sweepOutbox } from '#shared/webhooks/sweep.ts';
 import { getSubscription, updateSubscription } from '#shared/webhooks/subscription-store.ts';
@@ -24,23 +25,11 @@ afterAll(async () => {
 
 const receiver = receivers.start;
 
-/**
- * Runs `work` against a table of its own. The sweep reads every outbox item of the table it runs on, and the shared
- * one holds what every other file left there (files whose queues nobody pumps): in a full run the sweep published
- * thousands of them into this file's queues, and its tests waited for their fan-out.
- */
-async function inOwnTable(work: () => Promise<void>): Promise<void> {
-  const { ensureTable } = await import('#infra/local/dynamo.ts');
-  const shared = process.env.TABLE_NAME;
-  process.env.TABLE_NAME = `sweep-${Date.now()}`;
-  try {
-    await ensureTable(process.env.DYNAMODB_ENDPOINT!, table());
-    await work();
-    await queues.idle();
-  } finally {
-    process.env.TABLE_NAME = shared;
-  }
-}
+/** A test of the outbox sweep, in a table of its own (see inOwnTable), with its queues drained before the table changes back. */
+const sweepTest = (work: () => Promise<void>) => () => inOwnTable(async () => {
+  await work();
+  await queues.idle();
+});
 
 async function subscribe(t: TestTenant, url: string, events: string[] = ['*']) {
   const res = await invoke('POST /user-webhooks', { apiKey: t.apiKey, body: { name: 'test', url, events } });
@@ -99,8 +88,8 @@ describe('webhook delivery', () => {
 
     // Assess
     expect(await outboxItemsOf(t.businessId)).toEqual([]);
-    const leftovers = await db.send(new ScanCommand({ TableName: table(), FilterExpression: 'begins_with(pk, :p) AND #t = :lane', ExpressionAttributeNames: { '#t': 'type' }, ExpressionAttributeValues: { ':p': `B#${t.businessId}#`, ':lane': 'lane' } }));
-    expect(leftovers.Items).toEqual([]);
+    const leftovers = await scanTable({ FilterExpression: 'begins_with(pk, :p) AND #t = :lane', ExpressionAttributeNames: { '#t': 'type' }, ExpressionAttributeValues: { ':p': `B#${t.businessId}#`, ':lane': 'lane' } });
+    expect(leftovers).toEqual([]);
   });
 
   it('delivers only the events a subscription names, once per subscription', async () => {
@@ -218,7 +207,7 @@ describe('webhook delivery', () => {
     expect(verifyStandard(second, s.secret)).toBe(false);
   });
 
-  it('delivers an event whose publish was lost (crash after the state change) through the outbox sweep', () => inOwnTable(async () => {
+  it('delivers an event whose publish was lost (crash after the state change) through the outbox sweep', sweepTest(async () => {
     // Prepare: the state change and its outbox item committed, then the function "dies" before publishing.
     const t = await newTenant();
     const r = await receiver();
@@ -268,7 +257,7 @@ describe('webhook delivery', () => {
     expect(r.received.slice(0, 3).map((x) => x.headers['x-webhook-event'])).toEqual(['contact.created', 'contact.created', 'contact.created']);
   });
 
-  it('holds a later event of a contact back while an earlier one is lost, and delivers both in order once the sweep finds it', () => inOwnTable(async () => {
+  it('holds a later event of a contact back while an earlier one is lost, and delivers both in order once the sweep finds it', sweepTest(async () => {
     // Prepare: the publish of contact.created is lost (its outbox item stays), then a later event of the same contact.
     const t = await newTenant();
     const r = await receiver();
