@@ -1,8 +1,10 @@
 /**
- * The service as `cdk deploy` configures it, run on this machine: every function starts in a process of its own
- * (infra/local/lambda/process.ts) with the environment the synthesized template gives it, its references resolved
- * to the local stand-ins (infra/local/template-env.ts). Nothing of the local runtime's own defaults reaches a
- * function: a setting the template forgets is missing here too, and the function fails as it would in AWS.
+ * The service as `cdk deploy` ships it, run on this machine: every function starts in a process of its own
+ * (infra/local/lambda/process.ts) from the package the synthesis bundled for it (the asset `cdk deploy` uploads:
+ * bundled, split into shared chunks, with the node:http shim), with the environment the synthesized template gives
+ * it, its references resolved to the local stand-ins (infra/local/template-env.ts). Nothing of the local runtime's
+ * own defaults reaches a function: a setting the template forgets is missing here too, and the function fails as it
+ * would in AWS.
  *
  * What the template cannot say, because AWS supplies it, is added the way AWS supplies it:
  * - the Lambda runtime's variables (region, credentials, function name);
@@ -13,8 +15,12 @@
  *
  * The API server routes like API Gateway (unmatched requests go to the `$default` route's function when the
  * template has one); the SQS stand-in's pump invokes the worker functions; the Scheduler stand-in fires schedules
- * into the queues. Used by test/e2e/deployed/.
+ * into the queues; the clock (infra/local/clock.ts) invokes the functions the template's EventBridge rules target, at
+ * their rates. Used by test/e2e/deployed/.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { workers, type QueueName } from '#shared/routes.ts';
@@ -24,6 +30,7 @@ import { templateFunctions, type CfnTemplate, type LocalResource } from './templ
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './aws/sqs.ts';
 import { SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
 import type { LocalQueues } from './queues.ts';
+import { startClock, type ClockRule } from './clock.ts';
 
 export interface DeployedStackOptions {
   /** A running DynamoDB Local; the table is created if missing. */
@@ -33,6 +40,11 @@ export interface DeployedStackOptions {
   queues?: QueueName[];
   /** Show the functions' own output (their logs). */
   verbose?: boolean;
+  /**
+   * How long a minute of the rules' clock lasts (default: a minute). The scheduled sweeps act on every business of
+   * the table: give the stack a table of its own.
+   */
+  minuteMs?: number;
 }
 
 export interface DeployedStack {
@@ -44,9 +56,9 @@ export interface DeployedStack {
   stop(): Promise<void>;
 }
 
-/** Synthesizes the stack as `cdk synth` does (without bundling: the functions run from source here). */
-function synthesize(): { stack: ServiceStack; template: CfnTemplate } {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+/** Synthesizes the stack as `cdk synth` does, bundling included, into a cloud assembly in `outdir`. */
+function synthesize(outdir: string): { stack: ServiceStack; template: CfnTemplate } {
+  const app = new App({ context: { 'aws:cdk:enable-asset-metadata': true }, outdir });
   const stack = new ServiceStack(app, 'Deployed', { env: { account: LOCAL_ACCOUNT, region: LOCAL_REGION } });
   const template = app.synth().getStackByName(stack.stackName).template as CfnTemplate;
   return { stack, template };
@@ -61,7 +73,9 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
     for (const s of stops.reverse()) await s().catch(() => undefined);
   };
   try {
-    const { stack, template } = synthesize();
+    const assembly = mkdtempSync(join(tmpdir(), 'cdk-deployed-'));
+    stops.push(async () => rmSync(assembly, { recursive: true, force: true }));
+    const { stack, template } = synthesize(assembly);
     const { ensureTable } = await import('./dynamo.ts');
     const { startS3 } = await import('./s3.ts');
     const { startSecretsManager } = await import('./aws/secrets-manager.ts');
@@ -103,6 +117,9 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
       if (!fn) throw new Error(`deployed: the template has no function for ${module}`);
       const configured = byLogicalId.get(logicalId(stack, fn));
       if (!configured) throw new Error(`deployed: no template resource for ${module}`);
+      // The function's code: the asset directory its template resource names (as SAM reads it), entry index.mjs.
+      const assetPath = template.Resources[logicalId(stack, fn)].Metadata?.['aws:asset:path'];
+      if (typeof assetPath !== 'string') throw new Error(`deployed: no asset path for ${module}`);
       const endpoints = Object.fromEntries(Object.entries(services.environment).filter(([k]) => k.startsWith('AWS_ENDPOINT_URL_')));
       const environment: Record<string, string> = {
         ...configured.environment,
@@ -122,7 +139,7 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
         ALLOW_PRIVATE_TARGETS: 'true',
       };
       environments.set(module, environment);
-      p = new FunctionProcess({ module, environment, timeoutMs: configured.timeoutSeconds * 1000, stdio: options.verbose ? 'inherit' : 'ignore' });
+      p = new FunctionProcess({ module, package: join(assembly, assetPath, 'index.mjs'), environment, timeoutMs: configured.timeoutSeconds * 1000, stdio: options.verbose ? 'inherit' : 'ignore' });
       processes.set(module, p);
       return p;
     };
@@ -142,6 +159,20 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
     const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: `${api.url}/webhooks/upstream`, appSecret: SANDBOX_APP_SECRET, accessToken: SANDBOX_TOKEN });
     stops.push(sandbox.close);
     sandboxUrl = sandbox.url;
+
+    // The template's EventBridge rules: each targets a function, at a rate.
+    const moduleOf = new Map([...stack.functions].map(([module, fn]) => [logicalId(stack, fn), module]));
+    const rules: ClockRule[] = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Events::Rule').flatMap(([name, r]) => {
+      const rate = /^rate\((\d+) minutes?\)$/.exec(r.Properties.ScheduleExpression);
+      if (!rate) throw new Error(`deployed: rule ${name} has a schedule the clock cannot run: ${r.Properties.ScheduleExpression}`);
+      return (r.Properties.Targets as { Arn: { 'Fn::GetAtt': [string, string] } }[]).map((target) => {
+        const module = moduleOf.get(target.Arn['Fn::GetAtt'][0]);
+        if (!module) throw new Error(`deployed: rule ${name} targets no function of the stack`);
+        return { name, everyMinutes: Number(rate[1]), invoke: (event) => functionOf(module).invoke(event) };
+      });
+    });
+    const stopClock = startClock(rules, { minuteMs: options.minuteMs });
+    stops.push(async () => stopClock());
 
     return { url: api.url, sandboxUrl: sandbox.url, queues, environments, stop };
   } catch (err) {

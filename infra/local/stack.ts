@@ -131,11 +131,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     apiUrl = api.url;
     // The scheduled functions (the outbox sweep: lost publishes, unconfirmed sends), on their EventBridge rules' clock.
     if (options.clock ?? true) {
-      const { startClock } = await import('./clock.ts');
-      const stopClock = startClock({
+      const { startClock, scheduledModules } = await import('./clock.ts');
+      const stopClock = startClock(scheduledModules(), {
         minuteMs: options.clockMinuteMs,
-        onError: (handler, err) => {
-          if (!options.quiet) console.error(`[scheduled ${handler}]`, (err as Error)?.message ?? err);
+        onError: (rule, err) => {
+          if (!options.quiet) console.error(`[scheduled ${rule}]`, (err as Error)?.message ?? err);
         },
       });
       stops.push(async () => stopClock());

@@ -9,7 +9,7 @@
  */
 
 export interface CfnTemplate {
-  Resources: Record<string, { Type: string; Properties?: any }>;
+  Resources: Record<string, { Type: string; Properties?: any; Metadata?: Record<string, unknown> }>;
 }
 
 /** How a resource of the template is reached locally: its `Ref` and its `Fn::GetAtt` attributes. */

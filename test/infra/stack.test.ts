@@ -20,8 +20,6 @@ import { UNSET_TOKEN } from '#infra/resources.ts';
 import { routes, scheduled, workers } from '#shared/routes.ts';
 import { samEnvironment, type LocalStack } from '#infra/sam/env.ts';
 import { allows, nativeArchitectures, SynthesizedFunctions, actionsOf } from './template.ts';
-import { apiGatewayEvent, newTenant } from '../support/api.ts';
-import { FunctionProcess } from '#infra/local/lambda/process.ts';
 
 const { AwsSolutionsChecks, ServerlessChecks } = cdkNag;
 
@@ -155,24 +153,6 @@ describe('CDK stack', () => {
       env: { PATH: process.env.PATH, AWS_REGION: 'eu-west-1', LOG_LEVEL: 'SILENT', NODE_OPTIONS: '' },
     }).toString().trim();
     expect(first).toBe('none');
-  });
-
-  it('answers a request from a synthesized package: GET /team/v1, bundled, in a process of its own, against DynamoDB Local', async () => {
-    // The package's table client talks HTTP to DynamoDB Local, so the SDK's handler loads node:http through the shim.
-    const tenant = await newTenant(['team:read']);
-    const fn = new FunctionProcess({
-      module: 'http/team/list',
-      package: join(synthesized.assetDir(stack.functions.get('http/team/list')!), 'index.mjs'),
-      environment: { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', TABLE_NAME: process.env.TABLE_NAME!, DYNAMODB_ENDPOINT: process.env.DYNAMODB_ENDPOINT!, LOG_LEVEL: 'SILENT' },
-      timeoutMs: 20_000,
-    });
-    try {
-      const res = await fn.invoke<{ statusCode: number; body: string }>(apiGatewayEvent('GET /team/v1', { apiKey: tenant.apiKey }));
-      expect(res.statusCode).toBe(200);
-      expect(JSON.parse(res.body)).toEqual({ agents: expect.any(Array) });
-    } finally {
-      await fn.stop();
-    }
   });
 
   it('derives the needs from the code (spot checks against what the handlers plainly do)', () => {

@@ -60,7 +60,7 @@ const routeOf = (routeKey: string) => {
 };
 
 /** The API Gateway HTTP API event of a request to `routeKey` ("METHOD /path"). */
-export function apiGatewayEvent(routeKey: string, input: InvokeInput = {}): APIGatewayProxyEventV2 {
+function apiGatewayEvent(routeKey: string, input: InvokeInput = {}): APIGatewayProxyEventV2 {
   const route = routeOf(routeKey);
   let rawPath = route.path;
   for (const [k, val] of Object.entries(input.params ?? {})) rawPath = rawPath.replace(`{${k}}`, encodeURIComponent(val));

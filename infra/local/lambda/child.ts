@@ -1,6 +1,6 @@
 /**
  * One Lambda function in a process of its own, as the Lambda service runs it: the process starts with exactly the
- * environment the function was given (see process.ts), loads the handler module once (the cold start) and then
+ * environment the function was given (see process.ts), loads the function's package once (the cold start) and then
  * answers invocations one at a time, sent by the parent over IPC.
  */
 import { isAbsolute } from 'node:path';
@@ -11,12 +11,9 @@ type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
 interface Invocation { id: number; event: unknown; functionName: string; timeoutMs: number }
 
-const module = process.argv[2];
-if (!module) throw new Error('usage: child.ts <handler module under functions/ | absolute path of a built index.mjs>');
-
-// A built package is loaded as Lambda loads it; a module under functions/ from its source.
-const source = isAbsolute(module) ? pathToFileURL(module).href : `../../../functions/${module}.ts`;
-const loaded: Promise<Handler> = import(source).then((m) => m.handler as Handler);
+const entry = process.argv[2];
+if (!entry || !isAbsolute(entry)) throw new Error('usage: child.ts <absolute path of a built index.mjs>');
+const loaded: Promise<Handler> = import(pathToFileURL(entry).href).then((m) => m.handler as Handler);
 
 const context = (inv: Invocation, started: number): Context => ({
   callbackWaitsForEmptyEventLoop: false,

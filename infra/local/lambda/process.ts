@@ -1,8 +1,8 @@
 /**
- * Runs a handler module (or its built package) the way Lambda does: in a process of its own, started with the
+ * Runs a function's built package the way Lambda does: in a process of its own, started with the
  * function's environment and nothing else of ours (no shared module state with the caller, no environment inherited
  * from the test or the local stack beyond PATH and the Node loader), invoked one event at a time. Used to run
- * functions exactly as the synthesized template configures them (infra/local/deployed.ts, the infra test).
+ * functions exactly as the synthesized template configures them (infra/local/deployed.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -20,10 +20,10 @@ export class FunctionError extends Error {
 interface Pending { resolve: (v: unknown) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }
 
 export interface FunctionProcessOptions {
-  /** Handler module under functions/, e.g. `http/messages/send`. */
+  /** Handler module under functions/, e.g. `http/messages/send` (names the function). */
   module: string;
-  /** The module's built package (the absolute path of its `index.mjs`, as CDK deploys it) to load instead of its source. */
-  package?: string;
+  /** The module's built package: the absolute path of its `index.mjs`, as CDK deploys it. */
+  package: string;
   /** The function's whole environment (as Lambda would set it). */
   environment: Record<string, string>;
   timeoutMs: number;
@@ -47,7 +47,7 @@ export class FunctionProcess {
 
   private start(): Promise<void> {
     if (this.ready) return this.ready;
-    const child = fork(childEntry, [this.options.package ?? this.options.module], {
+    const child = fork(childEntry, [this.options.package], {
       // Only what the function is configured with, plus what any process needs to run Node and load TypeScript.
       env: { PATH: process.env.PATH ?? '', ...this.options.environment },
       execArgv: ['--import', 'tsx'],

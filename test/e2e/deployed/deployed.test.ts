@@ -1,12 +1,15 @@
 /**
- * The main flows with every function started from the environment the synthesized template gives it (references
- * resolved to the local stand-ins), each in a process of its own (infra/local/deployed.ts): what `cdk deploy` puts in
- * a customer's account, run on this machine. A setting or a code path the template does not provide fails here.
+ * The main flows with every function started from its synthesized package, with the environment the synthesized
+ * template gives it (references resolved to the local stand-ins), each in a process of its own
+ * (infra/local/deployed.ts): what `cdk deploy` puts in a customer's account, run on this machine. A setting or a code path the template does not provide fails here.
  *
  * Prepare: a business and key written to the shared table by this test process. Act: HTTP calls to the API, the
  * sandbox playing WhatsApp and the customer. Assess: through the API, the sandbox's records and a webhook receiver.
  */
 import { createHmac } from 'node:crypto';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { db } from '#shared/store/client.ts';
+import { newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { startDeployedStack, type DeployedStack } from '#infra/local/deployed.ts';
 import { callSandbox, callWith, startReceiver, type Call } from '../../support/http.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
@@ -17,8 +20,11 @@ let tenant: TestTenant;
 let call: Call;
 let sandbox: ReturnType<typeof callSandbox>;
 
+// A table of its own: the template's scheduled sweep acts on every business of its table.
+process.env.TABLE_NAME = `deployed-${Date.now()}`;
+
 beforeAll(async () => {
-  d = await startDeployedStack({ dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME! });
+  d = await startDeployedStack({ dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT!, tableName: process.env.TABLE_NAME!, minuteMs: 200 });
   tenant = await newTenant(undefined, 'Deployed-mode e2e');
   call = callWith(d.url, tenant.apiKey);
   sandbox = callSandbox(d.sandboxUrl);
@@ -110,4 +116,23 @@ describe('deployed mode: functions configured by the synthesized template', () =
     const payloads = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[];
     expect(payloads.filter((p) => p.template?.name === 'order_update')).toHaveLength(1);
   }, 120_000);
+
+  it('runs the scheduled sweep on its rule\'s clock: an event whose publish was lost is fanned out', async () => {
+    // Prepare: a subscription, then an event committed two minutes ago whose publish never happened.
+    const hook = await call('POST', '/user-webhooks', { name: 'Sweep', url: 'http://127.0.0.1:9/hook', events: ['contact.deleted'] });
+    expect(hook.status).toBe(201);
+    const lost = { ...newEvent(tenant.businessId, 'contact.deleted', { contact_id: `lost-${Date.now()}` }), createdAt: new Date(Date.now() - 120_000).toISOString() };
+
+    // Act
+    await db.send(new TransactWriteCommand({ TransactItems: [outboxPut(lost)] }));
+
+    // Assess: the sweep function re-published it and the fan-out function created its delivery.
+    const deadline = Date.now() + 30_000;
+    let deliveries: { eventId: string; event: string }[] = [];
+    while (Date.now() < deadline && !deliveries.some((x) => x.eventId === lost.id)) {
+      await new Promise((r) => setTimeout(r, 200));
+      deliveries = (await call('GET', `/user-webhooks/${hook.body.data.id}/deliveries`)).body.data;
+    }
+    expect(deliveries).toEqual([expect.objectContaining({ eventId: lost.id, event: 'contact.deleted' })]);
+  }, 60_000);
 });
