@@ -53,6 +53,8 @@ export interface DeployedStack {
   queues: LocalQueues;
   /** The environment each started function was given, by handler module (for assertions). */
   environments: Map<string, Record<string, string>>;
+  /** Stops every function's container; each starts again, cold, at its next invocation (bounds the processes kept). */
+  recycle(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -143,9 +145,10 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
       processes.set(module, p);
       return p;
     };
-    stops.push(async () => {
+    const recycle = async () => {
       await Promise.all([...processes.values()].map((p) => p.stop()));
-    });
+    };
+    stops.push(recycle);
 
     const queues = new LocalQueues(services, {
       retryDelayMs: 200,
@@ -174,7 +177,7 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
     const stopClock = startClock(rules, { minuteMs: options.minuteMs });
     stops.push(async () => stopClock());
 
-    return { url: api.url, sandboxUrl: sandbox.url, queues, environments, stop };
+    return { url: api.url, sandboxUrl: sandbox.url, queues, environments, recycle, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -6,10 +6,11 @@
  * Prepare: a business and key written to the shared table by this test process. Act: HTTP calls to the API, the
  * sandbox playing WhatsApp and the customer. Assess: through the API, the sandbox's records and a webhook receiver.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { db } from '#shared/store/client.ts';
 import { newEvent, outboxPut } from '#shared/events/outbox.ts';
+import { routes } from '#shared/routes.ts';
 import { startDeployedStack, type DeployedStack } from '#infra/local/deployed.ts';
 import { callSandbox, callWith, startReceiver, type Call } from '../../support/http.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
@@ -39,6 +40,24 @@ const inbound = async (from: string, text: string) => {
 };
 
 describe('deployed mode: functions configured by the synthesized template', () => {
+  it('answers a request to every route from its function\'s package without a 5xx (the reference pages with 200)', async () => {
+    // A request each, with ids that do not exist and empty bodies: every function starts from its package with its
+    // template environment, authenticates against the table and answers (a setting it lacks would be a 500).
+    const failures: string[] = [];
+    const ok = new Set(['GET /openapi.json', 'GET /docs', 'GET /docs/scalar.js']);
+    // Ten routes at a time, their containers stopped after each ten.
+    for (let i = 0; i < routes.length; i += 10) {
+      await Promise.all(routes.slice(i, i + 10).map(async (route) => {
+        const path = route.path.replace('{version}', 'v23.0').replace(/\{[A-Za-z]+\}/g, () => randomUUID());
+        const res = await call(route.method, path, route.method === 'GET' || route.method === 'DELETE' ? undefined : {});
+        const key = `${route.method} ${route.path}`;
+        if (res.status >= 500 || (ok.has(key) && res.status !== 200)) failures.push(`${key}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      }));
+      await d.recycle();
+    }
+    expect(failures).toEqual([]);
+  }, 180_000);
+
   it('receives a signed inbound webhook, sends a text with the secret token, and applies its status webhook', async () => {
     const to = randomPhone();
     const received = await inbound(to, 'Hola, ¿tienen envíos?');
