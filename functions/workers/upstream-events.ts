@@ -2,7 +2,11 @@
  * The upstream-events worker: processes the webhook bodies `POST /webhooks/upstream` accepted. Each change is
  * routed to its business by `metadata.phone_number_id`; incoming messages are stored (shared/messages/inbound.ts)
  * and statuses applied (shared/messages/status.ts). A status for a wamid not stored yet (the send's own write
- * may still be in flight) fails the record so SQS delivers it again; an old one is dropped.
+ * may still be in flight) fails the record so SQS delivers it again; an old one is dropped, and so is one still
+ * unknown at the queue's last receive (a status of a message this service never sent, e.g. from another app on the
+ * same number: nothing to apply, and nothing for the dead-letter queue). Parts that are not Meta's shape (an `entry`,
+ * `changes`, `messages` or `statuses` that is no list, an item that is no object, a status without an id) are
+ * dropped with a warning: no receive would make them processable.
  */
 import { recordQueueAges } from '#shared/metrics/metrics.ts';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -11,11 +15,24 @@ import { recordInbound } from '#shared/messages/inbound.ts';
 import { applyStatus } from '#shared/messages/status.ts';
 import { logger } from '#shared/log/logger.ts';
 import { throwIfConfigurationError } from '#shared/queue/worker-failures.ts';
+import { workers } from '#shared/routes.ts';
 
 /** How long an unknown wamid is waited for before its status is dropped. */
 const UNKNOWN_WAMID_PATIENCE_MS = 5 * 60 * 1000;
+/** Receives of one message before SQS moves it to the dead-letter queue (the queue's redrive policy). */
+const MAX_RECEIVES = workers.find((w) => w.queue === 'upstream-events')!.maxReceiveCount;
 
 class NotYetKnown extends Error {}
+
+/** The items of a part of the body that Meta sends as a list; anything else is dropped with a warning. */
+function listOf(value: unknown, part: string, messageId: string): any[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) return value;
+  logger.warn('upstream event part that is not a list dropped', { part, messageId });
+  return [];
+}
+
+const isObject = (value: unknown): value is Record<string, any> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 async function processRecord(record: SQSRecord): Promise<void> {
   let payload: Record<string, any>;
@@ -25,21 +42,31 @@ async function processRecord(record: SQSRecord): Promise<void> {
     logger.warn('upstream event that is not JSON dropped', { messageId: record.messageId });
     return;
   }
-  for (const entry of payload.entry ?? []) {
-    for (const change of entry.changes ?? []) {
+  const { messageId } = record;
+  const lastReceive = Number(record.attributes?.ApproximateReceiveCount ?? 1) >= MAX_RECEIVES;
+  for (const entry of listOf(payload.entry, 'entry', messageId)) {
+    for (const change of listOf(entry?.changes, 'changes', messageId)) {
       const value = change?.value;
-      if (change?.field !== 'messages' || !value) continue;
+      if (change?.field !== 'messages' || !isObject(value)) continue;
       const phoneNumberId = String(value.metadata?.phone_number_id ?? '');
       const businessId = phoneNumberId ? await findBusinessByPhoneNumberId(phoneNumberId) : undefined;
       if (!businessId) {
         logger.warn('upstream event for an unknown phone number id dropped', { phoneNumberId });
         continue;
       }
-      for (const message of value.messages ?? []) await recordInbound(businessId, value, message);
-      for (const status of value.statuses ?? []) {
-        const outcome = await applyStatus(businessId, status);
+      for (const message of listOf(value.messages, 'messages', messageId)) {
+        if (isObject(message)) await recordInbound(businessId, value, message);
+        else logger.warn('upstream message that is not an object dropped', { messageId });
+      }
+      for (const status of listOf(value.statuses, 'statuses', messageId)) {
+        if (!isObject(status) || typeof status.id !== 'string' || !status.id) {
+          logger.warn('upstream status without a message id dropped', { messageId });
+          continue;
+        }
+        if ((await applyStatus(businessId, status)) !== 'unknown') continue;
         const age = Date.now() - Number(status.timestamp ?? 0) * 1000;
-        if (outcome === 'unknown' && age < UNKNOWN_WAMID_PATIENCE_MS) throw new NotYetKnown(`status for unknown wamid ${status.id}`);
+        if (age < UNKNOWN_WAMID_PATIENCE_MS && !lastReceive) throw new NotYetKnown(`status for unknown wamid ${status.id}`);
+        logger.warn('status for a wamid this service does not know dropped', { wamid: status.id, status: status.status, ageMs: age });
       }
     }
   }

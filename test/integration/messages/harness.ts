@@ -41,12 +41,12 @@ export async function startHarness() {
     (await api.invoke('POST /webhooks/upstream', { rawBody: raw, headers: signature ? { 'x-hub-signature-256': signature } : {} })).status;
 
   const take = (name: QueueName) => queues.sqs.take(name).map((m) => ({ queue: name, body: m.body }));
-  const sqsRecord = (body: string) => ({
-    messageId: randomUUID(), receiptHandle: 'r', body, attributes: {} as any, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:0:upstream-events', awsRegion: 'us-east-1',
+  const sqsRecord = (body: string, receiveCount: number) => ({
+    messageId: randomUUID(), receiptHandle: 'r', body, attributes: { ApproximateReceiveCount: String(receiveCount) } as any, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:0:upstream-events', awsRegion: 'us-east-1',
   });
-  /** Runs the upstream-events worker on the queued webhook bodies (in order); returns failed record count. */
-  const runWorker = async (bodies: string[]) => {
-    const res = await worker.handler({ Records: bodies.map(sqsRecord) } as any);
+  /** Runs the upstream-events worker on the queued webhook bodies (in order, each received the `receiveCount`th time); returns failed record count. */
+  const runWorker = async (bodies: string[], receiveCount = 1) => {
+    const res = await worker.handler({ Records: bodies.map((body) => sqsRecord(body, receiveCount)) } as any);
     return res.batchItemFailures.length;
   };
   const allEvents: { queue: string; body: string }[] = [];

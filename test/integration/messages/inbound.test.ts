@@ -208,6 +208,37 @@ describe('delivery statuses', () => {
     expect(await h.runWorker([JSON.stringify(fresh)])).toBe(1);
     expect(await h.runWorker([JSON.stringify(old)])).toBe(0);
   });
+
+  it('drops a fresh status still unknown at the queue\'s last receive (a message this service never sent), not into the dead-letter queue', async () => {
+    const t = await h.newTenant();
+    const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'messages', value: { metadata: { phone_number_id: t.phoneNumberId }, statuses: [{ id: 'wamid.elsewhere', status: 'read', timestamp: String(Math.floor(Date.now() / 1000)) }] } }] }] });
+    const { workers } = await import('#shared/routes.ts');
+    const maxReceiveCount = workers.find((w) => w.queue === 'upstream-events')!.maxReceiveCount;
+    expect(await h.runWorker([body], maxReceiveCount - 1)).toBe(1);
+    expect(await h.runWorker([body], maxReceiveCount)).toBe(0);
+  });
+
+  it('drops the parts of a body that are not Meta\'s shape and stores the rest (no receive would make them processable)', async () => {
+    // Prepare: a valid message beside a change whose lists are objects, null items and a status without an id.
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const meta = { phone_number_id: t.phoneNumberId };
+    const valid = { field: 'messages', value: { metadata: meta, contacts: [{ profile: { name: 'Ok' }, wa_id: from }], messages: [{ from, id: `wamid.ok${from}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: 'still here' } }] } };
+    const bodies = [
+      { object: 'whatsapp_business_account', entry: { id: 'not a list' } },
+      { object: 'whatsapp_business_account', entry: [{ id: 'w', changes: { field: 'messages' } }] },
+      { object: 'whatsapp_business_account', entry: [null, { id: 'w', changes: [null, { field: 'messages', value: { metadata: meta, messages: { a: 1 }, statuses: 'x' } }] }] },
+      { object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'messages', value: { metadata: meta, messages: [null, 7], statuses: [null, { status: 'sent', timestamp: '1' }] } }, valid] }] },
+    ];
+
+    // Act
+    const failures = await h.runWorker(bodies.map((b) => JSON.stringify(b)));
+
+    // Assess
+    expect(failures).toBe(0);
+    const received = h.events(t.businessId).filter((e) => e.event === 'message.received');
+    expect(received.map((e) => e.data.messages[0].text.body)).toEqual(['still here']);
+  });
 });
 
 describe('conversation reads', () => {
