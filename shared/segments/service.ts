@@ -116,7 +116,7 @@ export async function createSegment(bid: string, input: CreateInput): Promise<Se
     createdAt: now,
     updatedAt: now,
   };
-  if (record.segmentType === 'dynamic') await assertDynamicRoom(bid);
+  await assertRoom(bid, record.segmentType);
   await putSegment(bid, record);
   if (record.segmentType === 'static') return toView(record, { count: 0, stale: false, filters: null });
   // After the segment item: a contact write that sees the new `v` also sees this segment (counters/write.ts).
@@ -124,10 +124,22 @@ export async function createSegment(bid: string, input: CreateInput): Promise<Se
   return toView(record, await countSegment(bid, record, { deadline: countDeadline() }));
 }
 
-/** Every dynamic segment adds to every contact write's counter update: past the cap, a 400 and no segment. */
-async function assertDynamicRoom(bid: string): Promise<void> {
-  const dynamic = (await listSegments(bid)).filter((s) => s.segmentType === 'dynamic').length;
-  if (dynamic >= MAX_DYNAMIC_SEGMENTS) {
+/**
+ * At most this many segments, static and dynamic, per business: `GET /segments` answers with all of them, counted, in
+ * one response (a Lambda response is at most 6 MB; a segment with the longest description is about 3 KB).
+ */
+export const MAX_SEGMENTS = 1000;
+
+/**
+ * Past a cap, a 400 and no segment: every dynamic segment adds to every contact write's counter update, and every
+ * segment to every `GET /segments`. The check reads the list, so creations racing at the cap can both pass.
+ */
+async function assertRoom(bid: string, type: SegmentType): Promise<void> {
+  const segments = await listSegments(bid);
+  if (segments.length >= MAX_SEGMENTS) {
+    throw badRequest('segment_limit_reached', `A business has at most ${MAX_SEGMENTS} segments; delete one before adding another`);
+  }
+  if (type === 'dynamic' && segments.filter((s) => s.segmentType === 'dynamic').length >= MAX_DYNAMIC_SEGMENTS) {
     throw badRequest('segment_limit_reached', `A business has at most ${MAX_DYNAMIC_SEGMENTS} dynamic segments; delete one (or use a static segment) before adding another`);
   }
 }

@@ -10,7 +10,7 @@ export const { handler, spec } = endpoint(
     summary: 'Create a segment',
     body: createSegmentBody,
     invalid: invalidFromFieldErrors,
-    responses: { 201: '{ data: Segment }', 400: "{ error: 'Datos inválidos', details: [{ field, message }] } or { error } (rule error)" },
+    responses: { 201: '{ data: Segment }', 400: "{ error: 'Datos inválidos', details: [{ field, message }] }, { error } (rule error) or { error: 'segment_limit_reached', message } (1000 segments, 50 of them dynamic)" },
   },
   async ({ auth, body }) => ({ status: 201, body: { data: await createSegment(auth.businessId, body) } }),
 );

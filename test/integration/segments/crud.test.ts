@@ -114,6 +114,38 @@ describe('POST /segments', () => {
   }, 120_000);
 });
 
+describe('the cap on segments per business', () => {
+  it('refuses a segment past 1,000 with 400 segment_limit_reached, static or dynamic; GET /segments answers all 1,000', async () => {
+    // Prepare: 999 static segments written as the service writes them
+    const t = await newTenant();
+    const { putSegment } = await import('#shared/segments/repository.ts');
+    const { MAX_SEGMENTS } = await import('#shared/segments/service.ts');
+    expect(MAX_SEGMENTS).toBe(1000);
+    const at = new Date().toISOString();
+    for (let i = 0; i < MAX_SEGMENTS - 1; i += 100) {
+      await Promise.all(Array.from({ length: Math.min(100, MAX_SEGMENTS - 1 - i) }, (_, k) => putSegment(t.businessId, {
+        id: randomUUID(), name: `S${i + k}`, description: null, color: null, segmentType: 'static', rules: null, rulesFormat: null,
+        contactCount: 0, countedAt: null, counterKey: null, createdAt: at, updatedAt: at,
+      })));
+    }
+
+    // Act
+    const last = await create(t, { name: 'The thousandth', type: 'static' });
+    const refusedStatic = await create(t, { name: 'One too many', type: 'static' });
+    const refusedDynamic = await create(t, { name: 'One too many', type: 'dynamic', rules: V3_VIP });
+    const list = await invoke('GET /segments', { apiKey: t.apiKey });
+
+    // Assess
+    expect(last.status).toBe(201);
+    for (const refused of [refusedStatic, refusedDynamic]) {
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ error: 'segment_limit_reached', message: expect.stringContaining('1000') });
+    }
+    expect(list.status).toBe(200);
+    expect(list.body.data).toHaveLength(MAX_SEGMENTS);
+  }, 120_000);
+});
+
 describe('GET /segments/{id}, PATCH, DELETE', () => {
   it('answers the same 404 for a non-UUID, a missing and a foreign id on every {id} route', async () => {
     // Prepare
