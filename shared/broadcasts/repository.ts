@@ -8,7 +8,7 @@
  *
  * The recipients (`B#{bid}#BCAST#{id}` / `R#{contactId}`) are in `recipients.ts`.
  */
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -64,7 +64,43 @@ export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefi
   if (b.audience.type === 'segment') {
     items.push({ Put: segmentUsageItem(b.businessId, b.audience.segment_id, { id: b.id, name: b.name, status: b.status, createdAt: b.created_at }) });
   }
+  if (b.send_at) {
+    items.push({
+      Put: {
+        TableName: table(),
+        Item: { ...keys.scheduledBroadcast(b.businessId, b.id), type: 'scheduledBroadcast', send_at: b.send_at, ttl: Math.floor(Date.parse(b.send_at) / 1000) + 86_400 },
+      },
+    });
+  }
   return items;
+}
+
+/**
+ * How many of the business's broadcasts wait for a send_at still ahead. A broadcast's place is taken when it is
+ * created and given back when it is cancelled; one that started passed its send_at and no longer counts (its item
+ * expires a day later), so a start needs no write here and a lost release heals by itself at the send_at.
+ */
+export async function countScheduled(businessId: string, nowIso: string): Promise<number> {
+  let count = 0;
+  let ExclusiveStartKey: Record<string, unknown> | undefined;
+  do {
+    const page = await db.send(new QueryCommand({
+      TableName: table(),
+      KeyConditionExpression: 'pk = :pk',
+      FilterExpression: 'send_at > :now',
+      ExpressionAttributeValues: { ':pk': keys.scheduledBroadcastsPk(businessId), ':now': nowIso },
+      Select: 'COUNT',
+      ExclusiveStartKey,
+    }));
+    count += page.Count ?? 0;
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return count;
+}
+
+/** Gives a cancelled broadcast's place under the cap back. */
+export async function releaseScheduled(businessId: string, broadcastId: string): Promise<void> {
+  await db.send(new DeleteCommand({ TableName: table(), Key: keys.scheduledBroadcast(businessId, broadcastId) }));
 }
 
 /** The stored attributes: no counts map (top-level `c_*` numbers instead) and no nulls, so that `attribute_not_exists(started_at)` means "not started". */

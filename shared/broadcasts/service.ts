@@ -11,7 +11,7 @@ import { commit } from '#shared/events/outbox.ts';
 import { enqueue, queueUrl } from '#shared/queue/queue.ts';
 import { keys } from '#shared/store/keys.ts';
 import {
-  broadcastCreateItems, getBroadcast, listBroadcasts, transition, updateUsageStatus,
+  broadcastCreateItems, countScheduled, getBroadcast, listBroadcasts, releaseScheduled, transition, updateUsageStatus,
 } from './repository.ts';
 import { listRecipients } from './recipients.ts';
 import { cancelStart, scheduleStart } from './scheduler.ts';
@@ -90,6 +90,12 @@ export async function createBroadcast(businessId: string, input: CreateBroadcast
     pace_per_minute: broadcastSettings.pacePerMinute,
     counts: { total: 0, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 0, cancelled: 0 },
   };
+  if (sendAt && (await countScheduled(businessId, now)) >= broadcastSettings.maxScheduled) {
+    throw new ApiError(400, {
+      error: 'broadcast_limit_reached',
+      message: `A business may have at most ${broadcastSettings.maxScheduled} broadcasts waiting for their send_at; cancel one, or wait for one to start`,
+    });
+  }
   // Schedule before storing: a schedule that fires for a broadcast that was never stored does nothing.
   if (sendAt) await scheduleStart(businessId, b.id, new Date(sendAt));
   // An immediate start is queued after storing (the start step reads the broadcast): check its queue's setting first,
@@ -157,7 +163,7 @@ export async function cancelBroadcast(businessId: string, id: string) {
     throw new ApiError(400, { error: 'invalid_state', message: `A ${now.status} broadcast cannot be cancelled`, status: now.status });
   }
   // A running broadcast's worker sees the status within a second and stops; what has not gone out is marked cancelled.
-  if (current.status === 'scheduled') await cancelStart(id);
+  if (current.status === 'scheduled') await Promise.all([cancelStart(id), releaseScheduled(businessId, id)]);
   await updateUsageStatus(cancelled, 'cancelled');
   return broadcastView(cancelled);
 }

@@ -32,4 +32,9 @@ export const broadcastSettings = {
   maxContactIds: 10_000,
   /** `send_at` at most this far ahead. */
   maxScheduleDays: 30,
+  /**
+   * Broadcasts of one business waiting for their `send_at` at once: each far-off one is a schedule in the operator's
+   * EventBridge Scheduler quota (a million per account and region), which every business shares.
+   */
+  maxScheduled: 100,
 } as const;

@@ -50,6 +50,7 @@
  * | idempotency records                       | pk B#{bid}#IDEM#{scope} sk {key} (ttl)                     |
  * | broadcasts; their recipients              | pk B#{bid} sk BCAST#{id}; pk B#{bid}#BCAST#{id} sk R#{cid} |
  * | broadcasts by recency                     | gsi1 B#{bid}#BCASTS / {createdAt}#{id}                     |
+ * | broadcasts waiting for their send_at (cap) | pk B#{bid}#BSCHED sk {id}, with send_at (ttl: a day after it) |
  * | recipients still to send, in audience order | gsi1 B#{bid}#BCAST#{id}#Q / {seq} (sparse: removed once sent) |
  * | broadcast recipient by service message id | gsi1 B#{bid}#BMSG#{messageId} / R (set once sent)          |
  * | business message budget (minute, second)  | pk B#{bid}#MSGBUDGET#{M|S}{epoch} sk BUDGET (ttl)          |
@@ -71,6 +72,7 @@ const outboxIndexPk = (shard: number) => `OUTBOX#${shard}`;
 const outboxIndexBusinessPrefix = (bid: string) => `${biz(bid)}#`;
 const broadcastRecipientsPk = (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}`;
 const broadcastsByRecencyPk = (bid: string) => `${biz(bid)}#BCASTS`;
+const scheduledBroadcastsPk = (bid: string) => `${biz(bid)}#BSCHED`;
 const broadcastQueuePk = (bid: string, broadcastId: string) => `${broadcastRecipientsPk(bid, broadcastId)}#Q`;
 const segmentUsagePk = (bid: string, segmentId: string) => `${biz(bid)}#SEGUSE#${segmentId}`;
 const segmentCounterPk = (bid: string, range: number) => `${biz(bid)}#SEGC#${range}`;
@@ -222,6 +224,9 @@ export const keys = {
 
   broadcast: (bid: string, broadcastId: string): Key => ({ pk: biz(bid), sk: `BCAST#${broadcastId}` }),
   broadcastPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'BCAST#' }),
+  /** A scheduled broadcast's place under the business's cap: counted while its send_at is ahead. */
+  scheduledBroadcast: (bid: string, broadcastId: string): Key => ({ pk: scheduledBroadcastsPk(bid), sk: broadcastId }),
+  scheduledBroadcastsPk,
   broadcastRecipient: (bid: string, broadcastId: string, contactId: string): Key => ({
     pk: broadcastRecipientsPk(bid, broadcastId),
     sk: `R#${contactId}`,

@@ -8,7 +8,7 @@ export const { handler, spec } = endpoint(
     route: 'POST /broadcasts/v1',
     summary: 'Create a broadcast (sent now, or scheduled with send_at)',
     body: createBroadcastBody,
-    responses: { 201: '{ data: Broadcast }', 400: 'validation_error' },
+    responses: { 201: '{ data: Broadcast }', 400: 'validation_error, or broadcast_limit_reached (100 broadcasts waiting for their send_at)' },
   },
   async ({ auth, body }) => ({ status: 201, body: { data: await createBroadcast(auth.businessId, body) } }),
 );

@@ -191,6 +191,33 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect((await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: randomUUID() } })).status).toBe(404);
   });
 
+  it('refuses a scheduled broadcast past 100 waiting with 400 broadcast_limit_reached; an immediate one still goes, and a cancel makes room', async () => {
+    // Prepare: 100 broadcasts waiting for their send_at
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const waiting: string[] = [];
+    for (let i = 0; i < 100; i += 10) {
+      waiting.push(...(await Promise.all(Array.from({ length: 10 }, (_, k) => create(t.apiKey, `Waiting ${i + k}`)))).map((b) => b.id));
+    }
+
+    // Act: with a second key of the business (the first has used its 100 requests of the minute)
+    const { createApiKey } = await import('#shared/auth/api-keys.ts');
+    const { apiKey } = await createApiKey(t.businessId, ['messages:write']);
+    const schedules = queues.scheduler.list().length;
+    const refused = await invoke('POST /broadcasts/v1', { apiKey, body: { name: 'One too many', ...template, contact_ids: [randomUUID()], send_at: inAnHour() } });
+    const schedulesAfterRefusal = queues.scheduler.list().length;
+    const immediate = await invoke('POST /broadcasts/v1', { apiKey, body: { name: 'Now', ...template, contact_ids: [randomUUID()] } });
+    expect((await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey, params: { id: waiting[0] } })).status).toBe(200);
+    const afterCancel = await invoke('POST /broadcasts/v1', { apiKey, body: { name: 'In its place', ...template, contact_ids: [randomUUID()], send_at: inAnHour() } });
+
+    // Assess
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ error: 'broadcast_limit_reached', message: expect.stringContaining('100') });
+    expect(schedulesAfterRefusal).toBe(schedules);
+    expect(immediate.status).toBe(201);
+    expect(afterCancel.status).toBe(201);
+    expect(afterCancel.body.data.status).toBe('scheduled');
+  }, 60_000);
+
   it('pages recipients, filters them by status, and records delivery statuses once each', async () => {
     // Prepare: a running broadcast with three recipients sent and one skipped.
     const t = await newTenant(['messages:write', 'messages:read']);
