@@ -12,7 +12,7 @@ import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk
 import { db, table } from '#shared/store/client.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
-import { queryPrefix } from '#shared/store/query.ts';
+import { queryCount, queryPrefix } from '#shared/store/query.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { segmentUsageItem } from '#shared/segments/usage.ts';
 import { COUNT_NAMES, type Broadcast, type Counts } from './model.ts';
@@ -80,23 +80,12 @@ export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefi
  * created and given back when it is cancelled; one that started passed its send_at and no longer counts (its item
  * expires a day later), so a start needs no write here and a lost release heals by itself at the send_at.
  */
-export async function countScheduled(businessId: string, nowIso: string): Promise<number> {
-  let count = 0;
-  let ExclusiveStartKey: Record<string, unknown> | undefined;
-  do {
-    const page = await db.send(new QueryCommand({
-      TableName: table(),
-      KeyConditionExpression: 'pk = :pk',
-      FilterExpression: 'send_at > :now',
-      ExpressionAttributeValues: { ':pk': keys.scheduledBroadcastsPk(businessId), ':now': nowIso },
-      Select: 'COUNT',
-      ExclusiveStartKey,
-    }));
-    count += page.Count ?? 0;
-    ExclusiveStartKey = page.LastEvaluatedKey;
-  } while (ExclusiveStartKey);
-  return count;
-}
+export const countScheduled = (businessId: string, nowIso: string): Promise<number> =>
+  queryCount({
+    KeyConditionExpression: 'pk = :pk',
+    FilterExpression: 'send_at > :now',
+    ExpressionAttributeValues: { ':pk': keys.scheduledBroadcastsPk(businessId), ':now': nowIso },
+  });
 
 /** Gives a cancelled broadcast's place under the cap back. */
 export async function releaseScheduled(businessId: string, broadcastId: string): Promise<void> {

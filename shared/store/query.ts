@@ -14,6 +14,13 @@ export async function queryAll<T = Record<string, unknown>>(input: Omit<QueryCom
   return items;
 }
 
+/** How many items a query matches (after its filter), over every page. */
+export async function queryCount(input: Omit<QueryCommandInput, 'TableName' | 'Select'>): Promise<number> {
+  let count = 0;
+  for await (const page of paginateQuery({ client: db }, { TableName: table(), ...input, Select: 'COUNT' })) count += page.Count ?? 0;
+  return count;
+}
+
 /** Every item of partition `pk` whose sort key starts with `skPrefix`. */
 export const queryPrefix = <T = Record<string, unknown>>(pk: string, skPrefix: string, consistent = false): Promise<T[]> =>
   queryAll<T>({
