@@ -1,7 +1,7 @@
 /**
  * Runs a function's built package the way Lambda does: in a process of its own, started with the
  * function's environment and nothing else of ours (no shared module state with the caller, no environment inherited
- * from the test or the local stack beyond PATH and the Node loader), invoked one event at a time. Used to run
+ * from the test or the local stack beyond PATH, no module loader), invoked one event at a time. Used to run
  * functions exactly as the synthesized template configures them (infra/local/deployed.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -48,9 +48,10 @@ export class FunctionProcess {
   private start(): Promise<void> {
     if (this.ready) return this.ready;
     const child = fork(childEntry, [this.options.package], {
-      // Only what the function is configured with, plus what any process needs to run Node and load TypeScript.
+      // Only what the function is configured with, plus PATH; no loader and none of the parent's Node flags, as in
+      // Lambda (child.ts itself needs none: Node 22 strips its types).
       env: { PATH: process.env.PATH ?? '', ...this.options.environment },
-      execArgv: ['--import', 'tsx'],
+      execArgv: [],
       stdio: ['ignore', this.options.stdio ?? 'ignore', this.options.stdio ?? 'ignore', 'ipc'],
     });
     this.child = child;
