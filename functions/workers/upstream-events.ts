@@ -16,6 +16,7 @@ import { applyStatus } from '#shared/messages/status.ts';
 import { logger } from '#shared/log/logger.ts';
 import { throwIfConfigurationError } from '#shared/queue/worker-failures.ts';
 import { workers } from '#shared/routes.ts';
+import { isObject } from '#shared/lang/is-object.ts';
 
 /** How long an unknown wamid is waited for before its status is dropped. */
 const UNKNOWN_WAMID_PATIENCE_MS = 5 * 60 * 1000;
@@ -32,7 +33,6 @@ function listOf(value: unknown, part: string, messageId: string): any[] {
   return [];
 }
 
-const isObject = (value: unknown): value is Record<string, any> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 async function processRecord(record: SQSRecord): Promise<void> {
   let payload: Record<string, any>;
@@ -46,8 +46,8 @@ async function processRecord(record: SQSRecord): Promise<void> {
   const lastReceive = Number(record.attributes?.ApproximateReceiveCount ?? 1) >= MAX_RECEIVES;
   for (const entry of listOf(payload.entry, 'entry', messageId)) {
     for (const change of listOf(entry?.changes, 'changes', messageId)) {
-      const value = change?.value;
-      if (change?.field !== 'messages' || !isObject(value)) continue;
+      if (change?.field !== 'messages' || !isObject(change.value)) continue;
+      const value = change.value;
       const phoneNumberId = String(value.metadata?.phone_number_id ?? '');
       const businessId = phoneNumberId ? await findBusinessByPhoneNumberId(phoneNumberId) : undefined;
       if (!businessId) {

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { scheduled } from '#shared/routes.ts';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './aws/sqs.ts';
+import { functionNameOf, lambdaContext } from './lambda/context.ts';
 
 export interface ClockRule {
   /** The rule's name (in its event's `resources`). */
@@ -46,14 +47,14 @@ export function startClock(rules: ClockRule[], { minuteMs = 60_000, onError }: C
 type ScheduledHandler = (event: ScheduledEvent, context: Context) => Promise<unknown>;
 
 /** A rule for each module of shared/routes.ts `scheduled`, run in this process (loaded at its first run). */
-export const scheduledModules = (): ClockRule[] => scheduled.map(({ handler: module, everyMinutes }) => {
-  const name = module.replace(/\//g, '-');
+export const scheduledModules = (): ClockRule[] => scheduled.map(({ handler: module, everyMinutes, timeoutSeconds }) => {
+  const name = functionNameOf(module);
   return {
     name,
     everyMinutes,
     invoke: async (event) => {
       const { handler } = (await import(`../../functions/${module}.ts`)) as { handler: ScheduledHandler };
-      return handler(event, { functionName: name, awsRequestId: randomUUID(), getRemainingTimeInMillis: () => 60_000 } as Context);
+      return handler(event, lambdaContext(name, { timeoutMs: (timeoutSeconds ?? 60) * 1000 }));
     },
   };
 });

@@ -26,6 +26,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { workers, type QueueName } from '#shared/routes.ts';
 import { ServiceStack } from '#infra/stack.ts';
 import { FunctionProcess } from './lambda/process.ts';
+import { functionNameOf } from './lambda/context.ts';
 import { templateFunctions, type CfnTemplate, type LocalResource } from './template-env.ts';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './aws/sqs.ts';
 import { SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
@@ -130,7 +131,7 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
         AWS_DEFAULT_REGION: LOCAL_REGION,
         AWS_ACCESS_KEY_ID: 'local',
         AWS_SECRET_ACCESS_KEY: 'local',
-        AWS_LAMBDA_FUNCTION_NAME: module.replace(/\//g, '-'),
+        AWS_LAMBDA_FUNCTION_NAME: functionNameOf(module),
         AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(configured.memoryMb),
         // Where the AWS services and the Cloud API are on this machine.
         ...endpoints,

@@ -7,11 +7,11 @@
  *
  * It owns the queue services it pumps from: `stop()` closes them too.
  */
-import { randomUUID } from 'node:crypto';
 import type { SQSEvent, SQSRecord, SQSBatchResponse, Context } from 'aws-lambda';
 import { workers, type QueueName, type Worker } from '#shared/routes.ts';
 import type { QueueServices } from './aws/queue-services.ts';
-import { LOCAL_ACCOUNT, LOCAL_REGION, type QueuedMessage, type SendOptions } from './aws/sqs.ts';
+import { functionNameOf, lambdaContext } from './lambda/context.ts';
+import { LOCAL_REGION, type QueuedMessage, type SendOptions } from './aws/sqs.ts';
 
 export interface DeadLetter {
   queue: QueueName;
@@ -39,20 +39,6 @@ export interface LocalQueuesOptions {
   onError?: (queue: QueueName, err: unknown) => void;
 }
 
-const lambdaContext = (name: string): Context => ({
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: name,
-  functionVersion: '$LATEST',
-  invokedFunctionArn: `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${name}`,
-  memoryLimitInMB: '1024',
-  awsRequestId: randomUUID(),
-  logGroupName: `/aws/lambda/${name}`,
-  logStreamName: 'local',
-  getRemainingTimeInMillis: () => 60_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-});
 
 export class LocalQueues {
   readonly deadLetters: DeadLetter[] = [];
@@ -173,7 +159,7 @@ export class LocalQueues {
     let reason = 'reported in batchItemFailures';
     try {
       const handler = await this.handler(worker);
-      const response = await handler({ Records: records }, lambdaContext(worker.queue));
+      const response = await handler({ Records: records }, lambdaContext(functionNameOf(worker.handler), { memoryMb: worker.memoryMb, timeoutMs: (worker.timeoutSeconds ?? 60) * 1000 }));
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       reason = (err as Error)?.message ?? String(err);

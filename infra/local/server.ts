@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { routes, type Route } from '#shared/routes.ts';
 import { noRouteReply, routeMatcher } from '#shared/http/route-match.ts';
+import { routeContext } from './lambda/context.ts';
 
 export const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
 /**
@@ -79,21 +80,6 @@ export function toEvent(req: IncomingMessage, body: Buffer, match: Match): APIGa
   };
 }
 
-const context = (route: Route): Context => ({
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: route.handler.replace(/\//g, '-'),
-  functionVersion: '$LATEST',
-  invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${route.handler.replace(/\//g, '-')}`,
-  memoryLimitInMB: String(route.memoryMb ?? 256),
-  awsRequestId: randomUUID(),
-  logGroupName: 'local',
-  logStreamName: 'local',
-  getRemainingTimeInMillis: () => (route.timeoutSeconds ?? 10) * 1000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-});
-
 const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
   res.end(JSON.stringify(body));
@@ -129,7 +115,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, invoke: 
   if (body === undefined) {
     return send(res, 413, { error: 'payload_too_large', message: `Request bodies are limited to ${max} bytes; upload large media with POST /media/v1/uploads` });
   }
-  const out = await invoke(match.route.handler, toEvent(req, body, match), context(match.route));
+  const out = await invoke(match.route.handler, toEvent(req, body, match), routeContext(match.route));
   const headers: Record<string, string> = {};
   for (const [k, val] of Object.entries(out.headers ?? {})) headers[k] = String(val);
   res.writeHead(out.statusCode ?? 200, headers);

@@ -5,6 +5,7 @@
  * conditions were stored and evaluated; 9,000 failed to store, as a 500).
  */
 import { ruleError } from './rules.ts';
+import { isObject } from '#shared/lang/is-object.ts';
 
 export const RULE_LIMITS = {
   /**
@@ -20,7 +21,6 @@ export const RULE_LIMITS = {
   bytes: 8 * 1024,
 } as const;
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const lengthOf = (x: unknown) => (Array.isArray(x) ? x.length : 0);
 
 /** v3: one per filter key, the custom-field filter counting one per entry. */

@@ -8,6 +8,7 @@ import { validateFilters, filtersToCondition, type Filters } from '#shared/conta
 import { isLegacyShape, validateLegacyRules, type LegacyRules } from '#shared/contacts/filters/legacy.ts';
 import { legacyToCondition, legacyToFilters } from '#shared/contacts/filters/legacy-compile.ts';
 import type { Condition } from '#shared/contacts/filters/predicate.ts';
+import { isObject } from '#shared/lang/is-object.ts';
 
 export type RulesFormat = 'filters' | 'legacy';
 
@@ -19,7 +20,6 @@ export type ParsedRules =
 /** Every rule error ends with the instruction the contract asks for. */
 export const ruleError = (what: string) => `${what.replace(/[.\s]+$/, '')}. Correct the rule and retry.`;
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** Rules that count as "not given": absent, null, an empty object or list. */
 export const isEmptyRules = (rules: unknown) =>

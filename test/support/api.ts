@@ -3,11 +3,12 @@
  * (the same event shape the local server and API Gateway produce).
  */
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createBusiness } from '#shared/business/repository.ts';
 import { createApiKey } from '#shared/auth/api-keys.ts';
 import { SCOPES, type Scope } from '#shared/auth/scopes.ts';
 import { routes } from '#shared/routes.ts';
+import { routeContext } from '#infra/local/lambda/context.ts';
 
 export interface TestTenant {
   businessId: string;
@@ -38,20 +39,6 @@ export interface InvokeResult {
   body: any;
 }
 
-const lambdaContext = (): Context => ({
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'test',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:test',
-  memoryLimitInMB: '256',
-  awsRequestId: randomUUID(),
-  logGroupName: 'test',
-  logStreamName: 'test',
-  getRemainingTimeInMillis: () => 10_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-});
 
 const routeOf = (routeKey: string) => {
   const route = routes.find((r) => `${r.method} ${r.path}` === routeKey);
@@ -94,9 +81,10 @@ function apiGatewayEvent(routeKey: string, input: InvokeInput = {}): APIGatewayP
 
 /** Invokes the handler of `routeKey` ("METHOD /path") as API Gateway would. */
 export async function invoke(routeKey: string, input: InvokeInput = {}): Promise<InvokeResult> {
-  const mod = await import(`../../functions/${routeOf(routeKey).handler}.ts`);
+  const route = routeOf(routeKey);
+  const mod = await import(`../../functions/${route.handler}.ts`);
   const event = apiGatewayEvent(routeKey, input);
-  const out = await mod.handler(event, lambdaContext());
+  const out = await mod.handler(event, routeContext(route));
   const text = out.body ?? '';
   let parsed: unknown = text;
   try {

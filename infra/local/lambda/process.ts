@@ -7,6 +7,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { functionNameOf } from './context.ts';
 
 const childEntry = join(dirname(fileURLToPath(import.meta.url)), 'child.ts');
 
@@ -42,7 +43,7 @@ export class FunctionProcess {
   constructor(private readonly options: FunctionProcessOptions) {}
 
   get name(): string {
-    return this.options.module.replace(/\//g, '-');
+    return functionNameOf(this.options.module);
   }
 
   private start(): Promise<void> {

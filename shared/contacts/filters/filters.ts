@@ -23,6 +23,7 @@ import { UUID_RE } from '#shared/http/schemas.ts';
 import { clientKeyed, isUnstorableKey, lookupTable, UNSTORABLE_KEYS } from '#shared/lang/client-keys.ts';
 import { daysAgo, type Condition, type CustomValue } from './predicate.ts';
 import { digits, epochSeconds } from './normalize.ts';
+import { isObject } from '#shared/lang/is-object.ts';
 
 export type TextFilter = string | { contains?: string; equals?: string };
 export interface DateFilter { within_days?: number; older_than_days?: number; after?: string; before?: string }
@@ -50,7 +51,6 @@ export const FILTER_KEYS = [
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: string[] };
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const MAX_TEXT = 200;
 const MAX_LIST = 500;
 const MAX_DAYS = 36_500;

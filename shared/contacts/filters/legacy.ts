@@ -25,6 +25,7 @@ import { UUID_RE } from '#shared/http/schemas.ts';
 import { digits, epochSeconds } from './normalize.ts';
 import { isUnstorableKey, lookupTable, UNSTORABLE_KEYS, unstorableKeysOf } from '#shared/lang/client-keys.ts';
 import type { ValidationResult } from './filters.ts';
+import { isObject } from '#shared/lang/is-object.ts';
 
 export interface LegacyCondition { field: string; operator: string; value?: unknown; key?: string }
 export interface LegacyRulesV1 { operator: 'AND' | 'OR'; conditions: LegacyCondition[] }
@@ -66,7 +67,6 @@ const OP_ALIASES = lookupTable({
 
 export interface Resolved { field: Field; op: string; value: unknown; key?: string }
 
-const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const isLogic = (x: unknown) => typeof x === 'string' && ['AND', 'OR'].includes(x.toUpperCase());
 
 export const isLegacyShape = (rules: Record<string, unknown>) =>
