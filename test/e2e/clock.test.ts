@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { startTestStack, type LocalStack } from '../support/stack.ts';
 import { callWith, startReceiver } from '../support/http.ts';
+import { waitFor } from '../support/wait.ts';
 
 process.env.PENDING_SEND_TIMEOUT_SECONDS = '1';
 // A re-published event's delivery waits out the receiver time-out plus 5 s (a first attempt may still be in flight).
@@ -25,16 +26,6 @@ afterAll(async () => {
 
 const call = () => callWith(stack.url, stack.demo!.apiKey);
 
-const eventually = async <T>(what: string, read: () => Promise<T | undefined>, ms = 20_000): Promise<T> => {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
-
 it('publishes an event whose publish was lost', async () => {
   // Prepare: a subscription, then an event committed two minutes ago whose publish never happened.
   const { db, table } = await import('#shared/store/client.ts');
@@ -48,7 +39,7 @@ it('publishes an event whose publish was lost', async () => {
   await db.send(new TransactWriteCommand({ TransactItems: [outboxPut(lost)] }));
 
   // Assess: the clock's sweep published it, and the subscription got it.
-  const got = await eventually('the lost event at the receiver', async () => receiver.received.find((r) => r.body.includes(lost.data.contact_id as string)));
+  const got = await waitFor('the lost event at the receiver', async () => receiver.received.find((r) => r.body.includes(lost.data.contact_id as string)));
   expect(JSON.parse(got.body)).toEqual({ event: 'contact.deleted', data: { contact_id: lost.data.contact_id } });
 });
 
@@ -79,7 +70,7 @@ it('fails a send whose settle write was lost, as unconfirmed', async () => {
   // Assess: within a second or two the clock's sweep failed it as unconfirmed.
   const conversations = (await call()('GET', '/conversations/v1')).body.conversations as { id: string; phoneNumber: string }[];
   const conversation = conversations.find((c) => c.phoneNumber === '+5215512345671')!;
-  const failed = await eventually('the send failed as unconfirmed', async () => {
+  const failed = await waitFor('the send failed as unconfirmed', async () => {
     const messages = (await call()('GET', `/conversations/v1/${conversation.id}/messages`)).body.messages as { status: string; error?: { code: string } }[];
     return messages.find((m) => m.status === 'failed');
   });

@@ -7,6 +7,7 @@
  */
 import { jest } from '@jest/globals';
 import { startTestStack, type LocalStack } from '../../support/stack.ts';
+import { waitFor as waitForValue } from '../../support/wait.ts';
 import { callWith, startReceiver } from '../../support/http.ts';
 import { freePort } from '#infra/local/free-port.ts';
 import { overrideEnv } from '../../support/env.ts';
@@ -74,15 +75,8 @@ async function staticSegment(contactIds: string[]): Promise<string> {
   return seg.body.data.id;
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Broadcasts pace their sends: their work may take most of a minute. */
+const waitFor = <T>(what: string, read: () => Promise<T | undefined | false>) => waitForValue(what, read, 60_000, 100);
 
 const broadcastIn = (id: string, statuses: string[]) =>
   waitFor(`broadcast ${statuses.join('/')}`, async () => {

@@ -5,6 +5,7 @@
  */
 import type { LocalStack } from '#infra/local/stack.ts';
 import { callWith, startReceiver } from '../../support/http.ts';
+import { waitFor } from '../../support/wait.ts';
 import { overrideEnv } from '../../support/env.ts';
 
 const ENV = { LIMIT_REQUESTS_PER_MINUTE: '100000' };
@@ -68,18 +69,9 @@ const clearOfMinuteEnd = async () => {
 let seq = Math.floor(Math.random() * 1e5);
 const phone = () => `+1646${String(++seq).padStart(7, '0')}`;
 
-async function waitFor<T>(what: string, fn: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const eventWhere = (event: string, pred: (data: any) => boolean) =>
-  waitFor(event, () => received.find((e) => e.event === event && pred(e.data)));
+  waitFor(event, () => received.find((e) => e.event === event && pred(e.data)), 15_000, 100);
 
 describe('funnel stages over HTTP', () => {
   it('creates, lists, gets, updates, reorders, moves and deletes as the contract says, with every funnel event', async () => {

@@ -14,6 +14,7 @@ import { routes } from '#shared/routes.ts';
 import { startDeployedStack, type DeployedStack } from '#infra/local/deployed.ts';
 import { callSandbox, callWith, startReceiver, type Call } from '../../support/http.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
+import { waitFor } from '../../support/wait.ts';
 import { randomPhone } from '../messages/stack.ts';
 
 let d: DeployedStack;
@@ -146,12 +147,10 @@ describe('deployed mode: functions configured by the synthesized template', () =
     await db.send(new TransactWriteCommand({ TransactItems: [outboxPut(lost)] }));
 
     // Assess: the sweep function re-published it and the fan-out function created its delivery.
-    const deadline = Date.now() + 30_000;
-    let deliveries: { eventId: string; event: string }[] = [];
-    while (Date.now() < deadline && !deliveries.some((x) => x.eventId === lost.id)) {
-      await new Promise((r) => setTimeout(r, 200));
-      deliveries = (await call('GET', `/user-webhooks/${hook.body.data.id}/deliveries`)).body.data;
-    }
+    const deliveries = await waitFor('the lost event\'s delivery', async () => {
+      const listed: { eventId: string; event: string }[] = (await call('GET', `/user-webhooks/${hook.body.data.id}/deliveries`)).body.data;
+      return listed.some((x) => x.eventId === lost.id) && listed;
+    }, 30_000, 200);
     expect(deliveries).toEqual([expect.objectContaining({ eventId: lost.id, event: 'contact.deleted' })]);
   }, 60_000);
 });

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { cancelStart, scheduleStart } from '#shared/broadcasts/scheduler.ts';
 import { ConfigurationError } from '#shared/settings/env.ts';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
+import { waitFor } from '../../support/wait.ts';
 
 let queues: QueueSink;
 beforeAll(async () => {
@@ -16,13 +17,6 @@ beforeAll(async () => {
 afterAll(() => queues?.close());
 
 const scheduleOf = (broadcastId: string) => queues.scheduler.list().find((s) => s.name === `broadcast-${broadcastId}`);
-const waitFor = async (check: () => boolean, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-};
 
 describe('broadcast schedules through @aws-sdk/client-scheduler and the Scheduler stand-in', () => {
   it('creates one schedule per broadcast, updates it when scheduled again, and deletes it on cancel', async () => {
@@ -62,7 +56,7 @@ describe('broadcast schedules through @aws-sdk/client-scheduler and the Schedule
     // Assess
     expect(scheduleOf(id)).toBeDefined();
     expect(queues.bodies('broadcasts')).toEqual([]);
-    await waitFor(() => queues.sqs.messages('broadcasts').length > 0);
+    await waitFor('the start in the broadcasts queue', () => queues.sqs.messages('broadcasts').length > 0, 10_000);
     expect(queues.bodies('broadcasts')).toEqual([{ type: 'start', businessId: 'b-2', broadcastId: id }]);
     expect(scheduleOf(id)).toBeUndefined();
     expect(queues.scheduler.failures).toEqual([]);
