@@ -1,9 +1,11 @@
 /**
- * Live counts (and member lists) of segments: one parallel read of the contact projection serves every
- * segment asked about, each evaluated by its compiled predicate. Static segments count their members that
- * are still active. A read that does not finish within the budget answers "stale" (the last stored count)
- * instead of failing the request.
+ * Live counts (and member lists) of segments. Dynamic segments come from their maintained counters; a dynamic
+ * segment they do not serve is evaluated by one parallel read of the contact projection. Static segments count
+ * their members that are still active, read by id (every member of the segments asked about, each contact once):
+ * the work follows the members, not the business's contacts. A read that does not finish within the budget
+ * answers "stale" (the last stored count) instead of failing the request.
  */
+import pLimit from 'p-limit';
 import { config } from '#shared/config.ts';
 import { batchGetContacts } from '#shared/contacts/repository.ts';
 import { compileCondition, type Predicate } from '#shared/contacts/filters/predicate.ts';
@@ -25,13 +27,16 @@ export interface CountOutcome {
   matched?: ProjectedContact[];
 }
 
-/** Static segments with at most this many members are checked by reading the members, not the projection. */
-const SMALL_STATIC = 2000;
+/** Members read by id: one BatchGetItem of 100 (its maximum) per group, this many at once. */
+const MEMBER_GROUP = 100;
+const MEMBER_GROUPS_AT_ONCE = 16;
 
 export const countDeadline = () => Date.now() + config.segmentCountBudgetMs;
 
 interface Evaluator {
   id: string;
+  /** Static: counted from its members (read by id), not from the projection. */
+  members?: Set<string>;
   test?: Predicate;
   /** Predicate of the v3 equivalent of legacy rules, counted beside to confirm the equivalence. */
   equivalent?: { filters: Filters; test: Predicate; count: number };
@@ -84,16 +89,11 @@ async function scanCounts(bid: string, records: SegmentRecord[], opts: CountOpti
   const nowMs = Date.now();
   const out = new Map<string, CountOutcome>();
   const evaluators: Evaluator[] = [];
-  let memberTotal = 0;
-  const staticMembers = new Map<string, string[]>();
 
   await Promise.all(records.map(async (r) => {
     if (r.segmentType === 'static') {
-      const members = await listMemberIds(bid, r.id);
-      staticMembers.set(r.id, members);
-      memberTotal += members.length;
-      const set = new Set(members);
-      evaluators.push({ id: r.id, test: (c) => set.has(c.id), count: 0 });
+      const members = new Set(await listMemberIds(bid, r.id));
+      evaluators.push({ id: r.id, members, test: (c) => members.has(c.id), count: 0 });
       return;
     }
     const parsed = parseRules(r.rules);
@@ -109,8 +109,8 @@ async function scanCounts(bid: string, records: SegmentRecord[], opts: CountOpti
 
   const collecting = evaluators.find((e) => e.id === opts.collect);
   if (collecting) collecting.matched = [];
-  const visit = (c: ProjectedContact) => {
-    for (const ev of evaluators) {
+  const visit = (among: Evaluator[]) => (c: ProjectedContact) => {
+    for (const ev of among) {
       if (ev.test!(c)) {
         ev.count++;
         ev.matched?.push(c);
@@ -118,17 +118,14 @@ async function scanCounts(bid: string, records: SegmentRecord[], opts: CountOpti
       if (ev.equivalent?.test(c)) ev.equivalent.count++;
     }
   };
+  const byMembers = evaluators.filter((ev) => ev.members);
+  const byScan = evaluators.filter((ev) => !ev.members);
 
   try {
-    const onlySmallStatic = evaluators.length > 0 && records.every((r) => r.segmentType === 'static') && memberTotal <= SMALL_STATIC;
-    if (onlySmallStatic) {
-      const ids = [...new Set([...staticMembers.values()].flat())];
-      if (opts.deadline !== undefined && Date.now() >= opts.deadline) throw new ScanDeadlineExceeded();
-      const contacts = await batchGetContacts(bid, ids);
-      for (const { contact } of contacts.values()) if (!contact.deleted_at) visit(projectContact(contact));
-    } else if (evaluators.length > 0) {
-      await scanProjection(bid, { deadline: opts.deadline, onContact: visit });
-    }
+    await Promise.all([
+      byMembers.length > 0 ? readActiveMembers(bid, byMembers, opts.deadline, visit(byMembers)) : undefined,
+      byScan.length > 0 ? scanProjection(bid, { deadline: opts.deadline, onContact: visit(byScan) }) : undefined,
+    ]);
   } catch (err) {
     if (!(err instanceof ScanDeadlineExceeded)) throw err;
     for (const r of records) {
@@ -152,6 +149,20 @@ async function scanCounts(bid: string, records: SegmentRecord[], opts: CountOpti
   }
   await Promise.all(writes);
   return out;
+}
+
+/**
+ * Reads the members of static segments by id (each contact once, however many of the segments hold it) and
+ * visits those still active; ScanDeadlineExceeded when the budget runs out first.
+ */
+async function readActiveMembers(bid: string, segments: Evaluator[], deadline: number | undefined, onContact: (c: ProjectedContact) => void): Promise<void> {
+  const ids = [...new Set(segments.flatMap((ev) => [...ev.members!]))];
+  const limit = pLimit(MEMBER_GROUPS_AT_ONCE);
+  await Promise.all(Array.from({ length: Math.ceil(ids.length / MEMBER_GROUP) }, (_, i) => limit(async () => {
+    if (deadline !== undefined && Date.now() >= deadline) throw new ScanDeadlineExceeded();
+    const contacts = await batchGetContacts(bid, ids.slice(i * MEMBER_GROUP, (i + 1) * MEMBER_GROUP));
+    for (const { contact } of contacts.values()) if (!contact.deleted_at) onContact(projectContact(contact));
+  })));
 }
 
 /** Filters that need no count to be shown: v3 rules are their own filters. */

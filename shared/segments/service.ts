@@ -165,13 +165,14 @@ export async function contactsInOrder(bid: string, ids: string[]): Promise<Conta
 
 /**
  * A dynamic segment's count comes from its counters and its page of members from the newest contacts, read only
- * as far as the page needs (scan.ts newestMatching), both at once; a static segment (or invalid rules) is counted
- * and listed by the scan. A page that cannot be read in time answers empty with `countStale`, as a count would.
+ * as far as the page needs (scan.ts newestMatching), both at once; a static segment is counted and listed from its
+ * members (count.ts), and invalid rules hold nobody. A page that cannot be read in time answers empty with
+ * `countStale`, as a count would.
  */
 export async function getSegmentDetail(bid: string, record: SegmentRecord, page: { limit: number; offset: number }): Promise<SegmentDetail> {
   const deadline = countDeadline();
   const parsed = record.segmentType === 'dynamic' ? parseRules(record.rules) : null;
-  if (!parsed?.ok) return scannedDetail(bid, record, page, deadline);
+  if (!parsed?.ok) return collectedDetail(bid, record, page, deadline);
   const test = compileCondition(rulesCondition(parsed, Date.now()));
   const [outcome, newest] = await Promise.all([
     countSegment(bid, record, { deadline }),
@@ -189,7 +190,7 @@ export async function getSegmentDetail(bid: string, record: SegmentRecord, page:
   };
 }
 
-async function scannedDetail(bid: string, record: SegmentRecord, page: { limit: number; offset: number }, deadline: number): Promise<SegmentDetail> {
+async function collectedDetail(bid: string, record: SegmentRecord, page: { limit: number; offset: number }, deadline: number): Promise<SegmentDetail> {
   const outcome = await countSegment(bid, record, { deadline, collect: true });
   const matched = outcome.matched ?? [];
   const ids = matched.slice(page.offset, page.offset + page.limit).map((c) => c.id);

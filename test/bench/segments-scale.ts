@@ -9,7 +9,10 @@
  * - a dynamic segment's count (as the segment views read it) at N vs the same at 10,000 (target ≤ 2x: the count is
  *   maintained, not scanned), and the maintained count checked against every contact read from the table by id ranges; the scan of the projection
  *   (the fallback) is given a count's 20 s budget and says how far it got;
- * - `GET /segments` with the 20 dynamic segments at N vs the API Gateway limit (29 s), with no `countStale`;
+ * - `GET /segments` with the 20 dynamic segments and a static one of 5,000 members at N vs the API Gateway limit (29 s),
+ *   with no `countStale`;
+ * - a static segment of 5,000 members (`GET /segments/{id}`: its count and first page) at N vs the same at 10,000
+ *   (target ≤ 2x: a static segment is read by its members, not by the business's contacts);
  * - `GET /segments/{id}` (its maintained count and its first page of members, newest first) at N vs 29 s (and vs
  *   10,000, informational), the page checked against the newest matches of every contact;
  * - `POST /segments/preview` of rules at N vs 29 s (its count exact or estimated from a bounded read), the count
@@ -30,6 +33,8 @@ import { measure, measurePaired } from './types.ts';
 process.env.LIMIT_REQUESTS_PER_MINUTE = '1000000';
 
 const SMALL = 10_000;
+/** Members of the static segment each business gets (every one an active contact). */
+const STATIC_MEMBERS = 5_000;
 /** The time a count may spend reading (config.segmentCountBudgetMs): what the fallback scan is given here. */
 const SCAN_BUDGET_MS = 20_000;
 const TAGS = ['vip', 'newsletter', 'lead', 'cliente', 'mayoreo', 'promo-2026', 'soporte'];
@@ -46,6 +51,7 @@ export async function run({ size }: { size: number }): Promise<BenchFigure[]> {
   const { keys } = await import('#shared/store/keys.ts');
   const { projectionAttributes, decodeProjection } = await import('#shared/contacts/filters/projection.ts');
   const { putSegment } = await import('#shared/segments/repository.ts');
+  const { addMember } = await import('#shared/segments/repository.ts');
   const { registerCounters, countedRules } = await import('#shared/segments/counters/registry.ts');
   const { backfill } = await import('#shared/segments/counters/backfill.ts');
   const { countSegment } = await import('#shared/segments/count.ts');
@@ -224,7 +230,25 @@ export async function run({ size }: { size: number }): Promise<BenchFigure[]> {
     : `the scan of the projection (the fallback, not on this path) read ${scanned} contacts in its ${SCAN_BUDGET_MS / 1000} s budget (all ${label}: about ${((scanMs * size) / Math.max(scanned, 1) / 60_000).toFixed(0)} min on DynamoDB Local)`;
   log(`count at ${size}: ${atN.median.toFixed(0)} ms, at ${SMALL}: ${atSmall.median.toFixed(0)} ms; every contact read by id ranges in ${truthMs} ms; ${scanNote}`);
 
-  // 2. GET /segments with 20 dynamic segments at N (vs at 10k, and vs the API Gateway limit), no countStale.
+  // 2a. A static segment of 5,000 members in each business (the newest members first on its page), written as the
+  // members endpoint writes them.
+  const withStatic = async (bid: string) => {
+    const members: ProjectedContact[] = [];
+    for (let r = 0; members.length < STATIC_MEMBERS; r++) {
+      const page = await readRangePage(bid, r, undefined, STATIC_MEMBERS / 10);
+      members.push(...page.contacts.map((c) => decodeProjection(c.proj!, c.id)));
+    }
+    members.length = STATIC_MEMBERS;
+    const now = new Date().toISOString();
+    const record = { id: randomUUID(), name: 'Imported list', description: null, color: null, segmentType: 'static', rules: null, rulesFormat: null, contactCount: 0, countedAt: null, counterKey: null, createdAt: now, updatedAt: now } as SegmentRecord;
+    await putSegment(bid, record);
+    const limit = pLimit(16);
+    await Promise.all(members.map((c) => limit(() => addMember(bid, record.id, c.id, now))));
+    return { record, newest: members.sort(byCreatedDesc).map((c) => c.id) };
+  };
+  const [bigStatic, smallStatic] = [await withStatic(big.businessId), await withStatic(small.businessId)];
+
+  // 2. GET /segments with 20 dynamic segments and the static one at N (vs at 10k, and vs the API Gateway limit), no countStale.
   const list = (t: { apiKey: string }) => async () => {
     const res = await invoke('GET /segments', { apiKey: t.apiKey });
     if (res.status !== 200) throw new Error(`GET /segments answered ${res.status}`);
@@ -248,6 +272,14 @@ export async function run({ size }: { size: number }): Promise<BenchFigure[]> {
     throw new Error('GET /segments/{id}: its count or first page differs from the contacts');
   }
   log(`GET /segments/{id} at ${size}: ${detailN.median.toFixed(0)} ms, at ${SMALL}: ${detailSmall.median.toFixed(0)} ms`);
+  const [staticN, staticSmall] = await measurePaired(detail(big, bigStatic.record), detail(small, smallStatic.record), 5, 1);
+  for (const [t, s] of [[big, bigStatic], [small, smallStatic]] as const) {
+    const got = await detail(t, s.record)();
+    if (got.contactCount !== STATIC_MEMBERS || got.contacts.length === 0 || got.contacts.some((c, i) => c.id !== s.newest[i])) {
+      throw new Error(`GET /segments/{id} of the static segment: count ${got.contactCount} or its first page differs from its ${STATIC_MEMBERS} members`);
+    }
+  }
+  log(`GET /segments/{id}, static of ${STATIC_MEMBERS} members, at ${size}: ${staticN.median.toFixed(0)} ms, at ${SMALL}: ${staticSmall.median.toFixed(0)} ms`);
 
   // 4. Preview of rules (the probe segment's rules, so the maintained count tells how close an estimate is).
   let previewed = { count: 0, countEstimated: false };
@@ -315,13 +347,13 @@ export async function run({ size }: { size: number }): Promise<BenchFigure[]> {
       note: `maintained count ${maintained} = ${probeMatches.length} counted from every contact (read in ${(truthMs / 1000).toFixed(0)} s), and a time-relative segment's (last contact within 7 days) ${relativeMaintained} = the same, ${((at - bigSegs.backfilledAt) / 60_000).toFixed(0)} min after its backfill; ${scanNote}`,
     },
     {
-      name: `segments at scale: GET /segments, 20 dynamic segments at ${label}`, value: listN.median, unit: 'ms', spread: listN.spread,
+      name: `segments at scale: GET /segments, 20 dynamic segments and a static one at ${label}`, value: listN.median, unit: 'ms', spread: listN.spread,
       baseline: listSmall.median, baselineName: `same at ${SMALL / 1000}k contacts`,
       note: 'no target of its own (the issue bounds the list by the API Gateway limit); it grows a little with the contacts, most likely because '
         + 'counts of time-relative segments move every few seconds at this size and each GET stores the counts that moved',
     },
     {
-      name: `segments at scale: GET /segments, 20 dynamic segments at ${label} vs the API Gateway limit`, value: listN.median, unit: 'ms',
+      name: `segments at scale: GET /segments, 20 dynamic segments and a static one at ${label} vs the API Gateway limit`, value: listN.median, unit: 'ms',
       baseline: 29_000, baselineName: 'API Gateway limit', target: { maxRatio: 1 },
       note: `no countStale; load ${(per100k / 1000).toFixed(1)} s per 100k contacts (parallel BatchWriteItem), backfill of the 20 segments ${(bigSegs.backfillMs / 1000).toFixed(1)} s at ${label}`,
     },
@@ -329,6 +361,11 @@ export async function run({ size }: { size: number }): Promise<BenchFigure[]> {
       name: `segments at scale: GET /segments/{id} (count and first page) at ${label} vs the API Gateway limit`, value: detailN.median, unit: 'ms', spread: detailN.spread,
       baseline: 29_000, baselineName: 'API Gateway limit', target: { maxRatio: 1 },
       note: `the page (newest first) equals the first ${page.contacts.length} matches of every contact; same at ${SMALL / 1000}k contacts: ${detailSmall.median.toFixed(0)} ms (${(detailN.median / detailSmall.median).toFixed(2)}x; the count alone is the first figure)`,
+    },
+    {
+      name: `segments at scale: static segment of ${STATIC_MEMBERS / 1000}k members, GET /segments/{id} at ${label} contacts`, value: staticN.median, unit: 'ms', spread: staticN.spread,
+      baseline: staticSmall.median, baselineName: `same at ${SMALL / 1000}k contacts`, target: { maxRatio: 2 },
+      note: `count ${STATIC_MEMBERS} and the first page (newest first) as its members say, no countStale: read by its members, not the business's contacts`,
     },
     {
       name: `segments at scale: POST /segments/preview at ${label} vs the API Gateway limit`, value: previewN.median, unit: 'ms', spread: previewN.spread,

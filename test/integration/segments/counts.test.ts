@@ -1,5 +1,5 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, table } from '#shared/store/client.ts';
+import { db, dynamo, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { invoke, newTenant } from '../../support/api.ts';
 import { contact, contactItem, seedContacts, daysAgoIso } from './seed.ts';
@@ -66,5 +66,44 @@ describe('live counts', () => {
     const t = await newTenant();
     const res = await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'x', type: 'dynamic', rules: { version: 3, filters: { origin: 'api' } } } });
     expect(res.body.data.countStale).toBeUndefined();
+  });
+
+  it('counts and pages a large static segment from its members, without reading the business\'s other contacts', async () => {
+    // Prepare: 6,000 contacts, 2,500 of them (a static segment past the batch-read size of one group) made members
+    // with different creation times, 10 of the members soft-deleted afterwards
+    const t = await newTenant();
+    const base = Date.now() - 86_400_000;
+    const all = await seedContacts(t.businessId, Array.from({ length: 6000 }, (_, i) => contact({ created_at: new Date(base + i * 1000).toISOString() })), 8);
+    const members = all.filter((_, i) => i % 2 === 0).slice(0, 2500);
+    const stat = (await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'Imported list', type: 'static' } })).body.data.id;
+    const added = await invoke('POST /segments/{id}/members', { apiKey: t.apiKey, params: { id: stat }, body: { action: 'add', contactIds: members.map((c) => c.id) } });
+    expect(added.body.data).toMatchObject({ affected: 2500, contactCount: 2500 });
+    const { deleteContact } = await import('#shared/contacts/service.ts');
+    const deleted = members.slice(-10);
+    for (const c of deleted) await deleteContact(t.businessId, c.id);
+    const newestActive = members.slice(0, -10).reverse().slice(0, 5).map((c) => c.id);
+
+    // Act: the list and a page of the detail, with every read of the contact projection (the shard index) counted
+    const projectionReads: string[] = [];
+    dynamo.middlewareStack.add((next, context) => async (args) => {
+      if ((args.input as { IndexName?: string }).IndexName === 'shard') projectionReads.push(String(context.commandName));
+      return next(args);
+    }, { step: 'initialize', name: 'projectionReads' });
+    let list, detail;
+    try {
+      list = await invoke('GET /segments', { apiKey: t.apiKey });
+      detail = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id: stat }, query: { limit: '5', offset: '0' } });
+    } finally {
+      dynamo.middlewareStack.remove('projectionReads');
+    }
+
+    // Assess: exact counts of active members, newest first, and the projection never read
+    expect(list.status).toBe(200);
+    expect(list.body.data.find((s: any) => s.id === stat)).toMatchObject({ contactCount: 2490 });
+    expect(list.body.data.find((s: any) => s.id === stat).countStale).toBeUndefined();
+    expect(detail.status).toBe(200);
+    expect(detail.body.data).toMatchObject({ contactCount: 2490, pagination: { total: 2490, hasMore: true } });
+    expect(detail.body.data.contacts.map((c: any) => c.id)).toEqual(newestActive);
+    expect(projectionReads).toEqual([]);
   });
 });
