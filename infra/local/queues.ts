@@ -10,7 +10,7 @@
 import type { SQSEvent, SQSRecord, SQSBatchResponse, Context } from 'aws-lambda';
 import { workers, type QueueName, type Worker } from '#shared/routes.ts';
 import type { QueueServices } from './aws/queue-services.ts';
-import { functionNameOf, lambdaContext } from './lambda/context.ts';
+import { workerContext } from './lambda/context.ts';
 import { LOCAL_REGION, type QueuedMessage, type SendOptions } from './aws/sqs.ts';
 
 export interface DeadLetter {
@@ -159,7 +159,7 @@ export class LocalQueues {
     let reason = 'reported in batchItemFailures';
     try {
       const handler = await this.handler(worker);
-      const response = await handler({ Records: records }, lambdaContext(functionNameOf(worker.handler), { memoryMb: worker.memoryMb, timeoutMs: (worker.timeoutSeconds ?? 60) * 1000 }));
+      const response = await handler({ Records: records }, workerContext(worker));
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       reason = (err as Error)?.message ?? String(err);

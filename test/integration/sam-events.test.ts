@@ -6,7 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
+import { workerContext } from '#infra/local/lambda/context.ts';
 import * as v from 'valibot';
 import { workers } from '#shared/routes.ts';
 import { aiJobSchema } from '#shared/ai/agent.ts';
@@ -14,7 +15,6 @@ import { isBroadcastMessage } from '#shared/broadcasts/messages.ts';
 
 const dir = fileURLToPath(new URL('../../infra/sam/events', import.meta.url));
 const sample = (worker: { handler: string }): SQSEvent => JSON.parse(readFileSync(join(dir, `${basename(worker.handler)}.json`), 'utf8'));
-const context = { awsRequestId: 'sam-sample', functionName: 'sam-sample', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
 
 describe('SAM sample events', () => {
   it('has exactly one sample per worker, named after its handler module', () => {
@@ -27,7 +27,7 @@ describe('SAM sample events', () => {
     expect(event.Records[0]).toMatchObject({ eventSource: 'aws:sqs', eventSourceARN: expect.stringMatching(new RegExp(`:${worker.queue}$`)), attributes: { ApproximateReceiveCount: '1' } });
     expect(() => JSON.parse(event.Records[0].body)).not.toThrow();
     const { handler } = await import(`#functions/${worker.handler}.ts`);
-    await expect(handler(event, context)).resolves.toEqual({ batchItemFailures: [] });
+    await expect(handler(event, workerContext(worker))).resolves.toEqual({ batchItemFailures: [] });
   });
 
   it('passes the parsers of the workers that drop a malformed message without failing it', () => {

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import type { Route } from '#shared/routes.ts';
+import type { Route, Worker } from '#shared/routes.ts';
 import { LOCAL_ACCOUNT, LOCAL_REGION } from '../aws/sqs.ts';
 
 /** A handler module's function name: `http/team/list` → `http-team-list`. */
@@ -33,3 +33,7 @@ export function lambdaContext(functionName: string, { memoryMb = 256, timeoutMs 
 /** The context of a route's function, with its memory and time-out as deployed (infra/functions.ts defaults: 256 MB, 10 s). */
 export const routeContext = (route: Route): Context =>
   lambdaContext(functionNameOf(route.handler), { memoryMb: route.memoryMb ?? 256, timeoutMs: (route.timeoutSeconds ?? 10) * 1000 });
+
+/** The context of a queue worker's function, with its memory and time-out as deployed (a minute unless set). */
+export const workerContext = (worker: Worker): Context =>
+  lambdaContext(functionNameOf(worker.handler), { memoryMb: worker.memoryMb, timeoutMs: (worker.timeoutSeconds ?? 60) * 1000 });

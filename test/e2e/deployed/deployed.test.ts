@@ -7,8 +7,9 @@
  * sandbox playing WhatsApp and the customer. Assess: through the API, the sandbox's records and a webhook receiver.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { db } from '#shared/store/client.ts';
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { db, table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
 import { newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { routes } from '#shared/routes.ts';
 import { startDeployedStack, type DeployedStack } from '#infra/local/deployed.ts';
@@ -135,6 +136,36 @@ describe('deployed mode: functions configured by the synthesized template', () =
     expect(status).toBe('completed');
     const payloads = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[];
     expect(payloads.filter((p) => p.template?.name === 'order_update')).toHaveLength(1);
+  }, 120_000);
+
+  it('cancels a scheduled broadcast: its schedule and its place under the cap go, and nothing is sent at its time', async () => {
+    // Prepare: a broadcast due in 3 s
+    const to = randomPhone();
+    const contact = await call('POST', '/contacts/v1', { phone_number: to, name: 'Cancelled Cy' });
+    const created = await call('POST', '/broadcasts/v1', {
+      name: 'Cancelled broadcast', templateName: 'order_update', template_parameters: ['Cy', '#2'], contact_ids: [contact.body.contact.id], send_at: new Date(Date.now() + 3000).toISOString(),
+    });
+    expect(created.status).toBe(201);
+    const waiting = async () => (await db.send(new QueryCommand({
+      TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.scheduledBroadcastsPk(tenant.businessId) },
+    }))).Items?.map((i) => i.sk) ?? [];
+    expect(await waiting()).toContain(created.body.data.id);
+    const scheduled = () => d.queues.services.scheduler.list().filter((sch) => sch.target.input.includes(created.body.data.id));
+    expect(scheduled()).toHaveLength(1);
+
+    // Act
+    const cancelled = await call('POST', `/broadcasts/v1/${created.body.data.id}/cancel`);
+
+    // Assess: cancelled by the cancel function (its grants: the table's write, the Scheduler's delete), and still so after its time
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data.status).toBe('cancelled');
+    expect(await waiting()).not.toContain(created.body.data.id);
+    expect(scheduled()).toEqual([]);
+    // (A started broadcast completes within about 4 s of its send_at here: see the test above.)
+    await new Promise((r) => setTimeout(r, 7000));
+    expect((await call('GET', `/broadcasts/v1/${created.body.data.id}`)).body.data.status).toBe('cancelled');
+    const payloads = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[];
+    expect(payloads).toEqual([]);
   }, 120_000);
 
   it('runs the scheduled sweep on its rule\'s clock: an event whose publish was lost is fanned out', async () => {

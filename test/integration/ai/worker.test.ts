@@ -4,6 +4,8 @@
  */
 import type { SQSEvent, SQSRecord, Context } from 'aws-lambda';
 import { startAiResponder } from '#infra/local/sandbox/ai-responder.ts';
+import { workerContext } from '#infra/local/lambda/context.ts';
+import { workers } from '#shared/routes.ts';
 import { newTenant } from '../../support/api.ts';
 import { putConversation, putMessage } from './fixtures.ts';
 
@@ -38,7 +40,8 @@ const record = (id: string, body: unknown): SQSRecord => ({
   awsRegion: 'us-east-1',
 });
 
-const context = { functionName: 'ai', awsRequestId: 'test', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
+/** A fresh invocation's context each call (its remaining time counts from the call). */
+const context = () => workerContext(workers.find((w) => w.queue === 'ai')!);
 
 describe('AI worker', () => {
   it('fails only the record whose provider call failed, and drops malformed jobs', async () => {
@@ -59,7 +62,7 @@ describe('AI worker', () => {
     };
 
     // Act
-    const response = await handler(event, context);
+    const response = await handler(event, context());
 
     // Assess
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'r-failing' }]);
@@ -73,6 +76,6 @@ describe('AI worker', () => {
   });
 
   it('answers an empty batch with no failures', async () => {
-    expect(await handler({ Records: [] }, context)).toEqual({ batchItemFailures: [] });
+    expect(await handler({ Records: [] }, context())).toEqual({ batchItemFailures: [] });
   });
 });

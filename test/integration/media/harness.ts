@@ -4,7 +4,8 @@
  * an endpoint with a binary multipart body as API Gateway delivers it (base64).
  */
 import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { routeContext } from '#infra/local/lambda/context.ts';
 import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 export interface MediaHarness {
@@ -27,8 +28,6 @@ export async function startMediaHarness(): Promise<MediaHarness> {
     },
   };
 }
-
-const context = { awsRequestId: randomUUID(), functionName: 'test', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
 /** Calls the upload handler with a multipart form built by the platform's FormData, base64-encoded like API Gateway does. */
 export async function invokeMultipart(
@@ -61,7 +60,7 @@ export async function invokeRaw(routeKey: string, apiKey: string, raw: Buffer, c
     body: raw.toString('base64'),
     isBase64Encoded: true,
   } as unknown as APIGatewayProxyEventV2;
-  const out = await mod.handler(event, context);
+  const out = await mod.handler(event, routeContext(route));
   return { status: out.statusCode as number, body: out.body ? JSON.parse(out.body) : undefined };
 }
 
