@@ -1,9 +1,10 @@
 /**
  * Live counts (and member lists) of segments. Dynamic segments come from their maintained counters; a dynamic
  * segment they do not serve is evaluated by one parallel read of the contact projection. Static segments count
- * their members that are still active, read by id (every member of the segments asked about, each contact once):
- * the work follows the members, not the business's contacts. A read that does not finish within the budget
- * answers "stale" (the last stored count) instead of failing the request.
+ * their members that are still active, read by id (each contact once, however many of the segments hold it): the
+ * work follows the members, not the business's contacts, up to MAX_READ_BY_ID of them; static segments holding more
+ * between them join the projection read, which costs far less per contact. A read that does not finish within the
+ * budget answers "stale" (the last stored count) instead of failing the request.
  */
 import pLimit from 'p-limit';
 import { config } from '#shared/config.ts';
@@ -30,12 +31,18 @@ export interface CountOutcome {
 /** Members read by id: one BatchGetItem of 100 (its maximum) per group, this many at once. */
 const MEMBER_GROUP = 100;
 const MEMBER_GROUPS_AT_ONCE = 16;
+/**
+ * Past this many distinct members, static segments are counted by the projection read instead: a member read by
+ * id costs 1 RCU (a consistent read of a contact item), a contact of the projection about 1/40 of one, so reading
+ * members by id pays only while they are a small share of the contacts; 10,000 costs 100 requests and 10,000 RCU.
+ */
+export const MAX_READ_BY_ID = 10_000;
 
 export const countDeadline = () => Date.now() + config.segmentCountBudgetMs;
 
 interface Evaluator {
   id: string;
-  /** Static: counted from its members (read by id), not from the projection. */
+  /** Static: its members (their contacts read by id, or tested in the projection read past MAX_READ_BY_ID). */
   members?: Set<string>;
   test?: Predicate;
   /** Predicate of the v3 equivalent of legacy rules, counted beside to confirm the equivalence. */
@@ -118,12 +125,14 @@ async function scanCounts(bid: string, records: SegmentRecord[], opts: CountOpti
       if (ev.equivalent?.test(c)) ev.equivalent.count++;
     }
   };
-  const byMembers = evaluators.filter((ev) => ev.members);
-  const byScan = evaluators.filter((ev) => !ev.members);
+  const memberIds = new Set(evaluators.flatMap((ev) => [...(ev.members ?? [])]));
+  const byId = memberIds.size <= MAX_READ_BY_ID;
+  const byMembers = byId ? evaluators.filter((ev) => ev.members) : [];
+  const byScan = evaluators.filter((ev) => !byMembers.includes(ev));
 
   try {
     await Promise.all([
-      byMembers.length > 0 ? readActiveMembers(bid, byMembers, opts.deadline, visit(byMembers)) : undefined,
+      byMembers.length > 0 ? readActiveMembers(bid, [...memberIds], opts.deadline, visit(byMembers)) : undefined,
       byScan.length > 0 ? scanProjection(bid, { deadline: opts.deadline, onContact: visit(byScan) }) : undefined,
     ]);
   } catch (err) {
@@ -151,12 +160,8 @@ async function scanCounts(bid: string, records: SegmentRecord[], opts: CountOpti
   return out;
 }
 
-/**
- * Reads the members of static segments by id (each contact once, however many of the segments hold it) and
- * visits those still active; ScanDeadlineExceeded when the budget runs out first.
- */
-async function readActiveMembers(bid: string, segments: Evaluator[], deadline: number | undefined, onContact: (c: ProjectedContact) => void): Promise<void> {
-  const ids = [...new Set(segments.flatMap((ev) => [...ev.members!]))];
+/** Reads contacts by id and visits those still active; ScanDeadlineExceeded when the budget runs out first. */
+async function readActiveMembers(bid: string, ids: string[], deadline: number | undefined, onContact: (c: ProjectedContact) => void): Promise<void> {
   const limit = pLimit(MEMBER_GROUPS_AT_ONCE);
   await Promise.all(Array.from({ length: Math.ceil(ids.length / MEMBER_GROUP) }, (_, i) => limit(async () => {
     if (deadline !== undefined && Date.now() >= deadline) throw new ScanDeadlineExceeded();

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, dynamo, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -105,5 +107,45 @@ describe('live counts', () => {
     expect(detail.body.data).toMatchObject({ contactCount: 2490, pagination: { total: 2490, hasMore: true } });
     expect(detail.body.data.contacts.map((c: any) => c.id)).toEqual(newestActive);
     expect(projectionReads).toEqual([]);
+  });
+
+  it('counts static segments holding more than 10,000 members between them by the projection read, exactly', async () => {
+    // Prepare: 10,200 active contacts and 50 soft-deleted ones; A holds 6,000 active and the 50 deleted, B 5,000
+    // active (800 in both): 10,250 distinct members, past what is read by id
+    const t = await newTenant();
+    const active = await seedContacts(t.businessId, Array.from({ length: 10_200 }, () => contact()), 8);
+    const gone = await seedContacts(t.businessId, Array.from({ length: 50 }, () => contact({ deleted_at: new Date().toISOString() })));
+    const { putSegment, addMember } = await import('#shared/segments/repository.ts');
+    const { MAX_READ_BY_ID } = await import('#shared/segments/count.ts');
+    const now = new Date().toISOString();
+    const segment = async (name: string, members: { id: string }[]) => {
+      const id = randomUUID();
+      await putSegment(t.businessId, { id, name, description: null, color: null, segmentType: 'static', rules: null, rulesFormat: null, contactCount: 0, countedAt: null, counterKey: null, createdAt: now, updatedAt: now });
+      const limit = pLimit(32);
+      await Promise.all(members.map((c) => limit(() => addMember(t.businessId, id, c.id, now))));
+      return id;
+    };
+    const a = await segment('A', [...active.slice(0, 6000), ...gone]);
+    const b = await segment('B', active.slice(5200));
+    expect(new Set([...active.slice(0, 6000), ...gone, ...active.slice(5200)].map((c) => c.id)).size).toBeGreaterThan(MAX_READ_BY_ID);
+
+    // Act
+    const projectionReads: string[] = [];
+    dynamo.middlewareStack.add((next, context) => async (args) => {
+      if ((args.input as { IndexName?: string }).IndexName === 'shard') projectionReads.push(String(context.commandName));
+      return next(args);
+    }, { step: 'initialize', name: 'projectionReads' });
+    let list;
+    try {
+      list = await invoke('GET /segments', { apiKey: t.apiKey });
+    } finally {
+      dynamo.middlewareStack.remove('projectionReads');
+    }
+
+    // Assess
+    expect(list.status).toBe(200);
+    const counts = Object.fromEntries(list.body.data.map((s: any) => [s.id, [s.contactCount, s.countStale ?? false]]));
+    expect(counts).toEqual({ [a]: [6000, false], [b]: [5000, false] });
+    expect(projectionReads.length).toBeGreaterThan(0);
   });
 });
