@@ -33,7 +33,7 @@ const MEMBER_GROUP = 100;
 const MEMBER_GROUPS_AT_ONCE = 16;
 /**
  * Past this many distinct members, static segments are counted by the projection read instead: a member read by
- * id costs 1 RCU (a consistent read of a contact item), a contact of the projection about 1/40 of one, so reading
+ * id costs 1 RCU (a consistent read of a contact item), a contact of the projection about 1/30 of one, so reading
  * members by id pays only while they are a small share of the contacts; 10,000 costs 100 requests and 10,000 RCU.
  */
 export const MAX_READ_BY_ID = 10_000;
