@@ -13,7 +13,7 @@
  * it runs come from one build. Built once per process (a synth, a test run) into the cloud assembly
  * (`cdk.out/.bundles`), from where CDK stages each package as the function's asset.
  */
-import { buildSync, type Metafile } from 'esbuild';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bundling } from './bundling.ts';
@@ -41,30 +41,33 @@ const cache = new Map<string, Map<string, FunctionBundle>>();
 /** Where a package keeps its chunks, beside index.mjs. */
 export const CHUNK_DIR = 'chunks';
 
-/** One function's package: an esbuild pass with the options every function is built with (infra/bundling.ts). */
+/**
+ * The esbuild options of a package (infra/bundling.ts): `index.mjs` from `entry`, its chunks under CHUNK_DIR. Every
+ * function is built with them, and so is the cold-start bench's baseline (test/bench/coldstart.bench.ts).
+ */
+export const packageBuildOptions = (root: string, entry: string, outdir: string, splitting: boolean) => ({
+  entryPoints: { index: entry },
+  outdir,
+  bundle: true,
+  format: bundling.format,
+  splitting,
+  chunkNames: `${CHUNK_DIR}/[name]-[hash]`,
+  platform: bundling.platform,
+  target: bundling.target,
+  minify: bundling.minify,
+  sourcemap: bundling.sourcemap,
+  sourcesContent: bundling.sourcesContent,
+  mainFields: bundling.mainFields,
+  banner: { js: bundling.banner },
+  alias: bundling.alias,
+  outExtension: { '.js': '.mjs' },
+  metafile: true,
+  absWorkingDir: root,
+}) satisfies BuildOptions;
+
+/** One function's package: an esbuild pass with the options every function is built with. */
 export function buildPackage(root: string, dir: string, entry: string, external: string[], write: boolean): Metafile {
-  const { metafile, warnings } = buildSync({
-    entryPoints: { index: entry },
-    outdir: dir,
-    bundle: true,
-    format: bundling.format,
-    splitting: bundling.splitting,
-    chunkNames: `${CHUNK_DIR}/[name]-[hash]`,
-    platform: bundling.platform,
-    target: bundling.target,
-    minify: bundling.minify,
-    sourcemap: bundling.sourcemap,
-    sourcesContent: bundling.sourcesContent,
-    mainFields: bundling.mainFields,
-    banner: { js: bundling.banner },
-    alias: bundling.alias,
-    outExtension: { '.js': '.mjs' },
-    external,
-    metafile: true,
-    write,
-    absWorkingDir: root,
-    logLevel: 'error',
-  });
+  const { metafile, warnings } = buildSync({ ...packageBuildOptions(root, entry, dir, bundling.splitting), external, write, logLevel: 'error' });
   // package.json declares the project's modules free of import side effects ("sideEffects": false), so that a bundle
   // leaves out every module none of whose exports it uses; an import kept for its side effects alone would vanish.
   const dropped = warnings.filter((w) => w.id === 'ignored-bare-import');

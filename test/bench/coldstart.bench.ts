@@ -20,8 +20,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { routes } from '#shared/routes.ts';
-import { bundling } from '#infra/bundling.ts';
-import { bundleFunctions } from '#infra/bundle.ts';
+import { bundleFunctions, packageBuildOptions } from '#infra/bundle.ts';
 import type { BenchFigure, BenchOptions } from './types.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -39,25 +38,7 @@ const sizeOf = (files: string[]) => files.reduce((n, f) => n + statSync(f).size,
  * (a third before node:http went through its shim: the metadata providers' import of it loaded undici).
  */
 async function bundleBaseline(outdir: string, { split = false } = {}): Promise<Bundle> {
-  const result = await build({
-    entryPoints: { index: join(root, 'test/bench/baseline-handler.ts') },
-    outdir,
-    bundle: true,
-    splitting: split,
-    format: bundling.format,
-    platform: bundling.platform,
-    target: bundling.target,
-    minify: bundling.minify,
-    sourcemap: bundling.sourcemap,
-    sourcesContent: bundling.sourcesContent,
-    mainFields: bundling.mainFields,
-    banner: { js: bundling.banner },
-    alias: bundling.alias,
-    outExtension: { '.js': '.mjs' },
-    metafile: true,
-    logLevel: 'silent',
-    absWorkingDir: root,
-  });
+  const result = await build({ ...packageBuildOptions(root, join(root, 'test/bench/baseline-handler.ts'), outdir, split), logLevel: 'silent' });
   const file = join(outdir, 'index.mjs');
   // What the import loads: index.mjs and the chunks it imports statically (none when bundled whole).
   const init = [file, ...(result.metafile.outputs[Object.keys(result.metafile.outputs).find((o) => o.endsWith('index.mjs'))!]?.imports ?? [])
