@@ -5,6 +5,7 @@
  *
  * - `startQueues(options)`: the stand-ins plus the pump that runs the worker modules (LocalQueues).
  * - `startQueueSink()`: the stand-ins without a pump; messages stay queued until the test takes them.
+ * - `eventSink()`: a sink for a whole test file, to read the domain events its requests emitted.
  * Files that need neither get the run-wide sink of global-setup.ts.
  */
 import type { QueueName } from '#shared/queue/queue.ts';
@@ -37,4 +38,17 @@ export async function startQueueSink(): Promise<QueueSink> {
     bodies: (queue) => services.sqs.messages(queue).map((m) => JSON.parse(m.body)),
     takeBodies: (queue) => services.sqs.take(queue).map((m) => m.body),
   };
+}
+
+/**
+ * For a test file that checks the domain events its requests emit: a sink started before the file's tests and closed
+ * after them; `eventsOf` answers a business's events of one name, as the events queue received them, oldest first.
+ */
+export function eventSink(): { eventsOf: (businessId: string, name: string) => any[] } {
+  let sink: QueueSink | undefined;
+  beforeAll(async () => {
+    sink = await startQueueSink();
+  });
+  afterAll(() => sink?.close());
+  return { eventsOf: (businessId, name) => sink!.bodies('events').filter((e) => e.businessId === businessId && e.event === name) };
 }

@@ -6,17 +6,10 @@ import { findOrCreateConversation } from '#shared/conversations/repository.ts';
 import { getContact } from '#shared/contacts/repository.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
-import { startQueueSink, type QueueSink } from '../../support/queues.ts';
+import { eventSink } from '../../support/queues.ts';
 
 // The events these tests look for are the messages the SQS stand-in received.
-let queues: QueueSink;
-beforeAll(async () => {
-  queues = await startQueueSink();
-});
-afterAll(() => queues?.close());
-
-const eventsOf = (businessId: string, name: string) =>
-  queues.bodies('events').filter((e) => e.businessId === businessId && e.event === name);
+const { eventsOf } = eventSink();
 
 const conversationAgent = async (businessId: string, conversationId: string) =>
   (await db.send(new GetCommand({ TableName: table(), Key: keys.conversation(businessId, conversationId), ConsistentRead: true }))).Item!.assignedAgentId ?? null;

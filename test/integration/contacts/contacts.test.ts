@@ -2,17 +2,10 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { invoke, newTenant } from '../../support/api.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
-import { startQueueSink, type QueueSink } from '../../support/queues.ts';
+import { eventSink } from '../../support/queues.ts';
 
 // The events these tests look for are the messages the SQS stand-in received.
-let queues: QueueSink;
-beforeAll(async () => {
-  queues = await startQueueSink();
-});
-afterAll(() => queues?.close());
-
-const eventsOf = (businessId: string, name: string) =>
-  queues.bodies('events').filter((e) => e.businessId === businessId && e.event === name);
+const { eventsOf } = eventSink();
 
 describe('contacts CRUD', () => {
   it('creates a contact with a normalised phone, deduplicated tags, and emits contact.created', async () => {

@@ -2,14 +2,10 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { newTenant } from '../../support/api.ts';
 import { findOrCreateContactByPhone, getContact, recordContactActivity } from '#shared/contacts/repository.ts';
 import { db, table } from '#shared/store/client.ts';
-import { startQueueSink, type QueueSink } from '../../support/queues.ts';
+import { eventSink } from '../../support/queues.ts';
 
 // The events these tests look for are the messages the SQS stand-in received.
-let queues: QueueSink;
-beforeAll(async () => {
-  queues = await startQueueSink();
-});
-afterAll(() => queues?.close());
+const { eventsOf } = eventSink();
 
 describe('contacts repository (used by messaging)', () => {
   it('finds or creates one contact per phone under 50 concurrent calls, emitting one contact.created', async () => {
@@ -25,7 +21,7 @@ describe('contacts repository (used by messaging)', () => {
     expect(results[0].contact).toMatchObject({ phone_number: '+5215512345678', origin: 'inbound', name: 'Inbound' });
     const items = (await db.send(new QueryCommand({ TableName: table(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': `B#${t.businessId}`, ':p': 'CONTACT#' }, ConsistentRead: true }))).Items!;
     expect(items).toHaveLength(1);
-    const created = queues.bodies('events').filter((e) => e.businessId === t.businessId && e.event === 'contact.created');
+    const created = eventsOf(t.businessId, 'contact.created');
     expect(created).toHaveLength(1);
   });
 

@@ -3,17 +3,10 @@ import { invoke, newTenant } from '../../support/api.ts';
 import { createApiKey } from '#shared/auth/api-keys.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
-import { startQueueSink, type QueueSink } from '../../support/queues.ts';
+import { eventSink } from '../../support/queues.ts';
 
 // The events these tests look for are the messages the SQS stand-in received.
-let queues: QueueSink;
-beforeAll(async () => {
-  queues = await startQueueSink();
-});
-afterAll(() => queues?.close());
-
-const eventsOf = (businessId: string, name: string) =>
-  queues.bodies('events').filter((e) => e.businessId === businessId && e.event === name);
+const { eventsOf } = eventSink();
 
 const stageItems = async (businessId: string) => {
   const { pk, skPrefix } = keys.stagePrefix(businessId);
