@@ -13,7 +13,8 @@ import { keys } from '#shared/store/keys.ts';
 import { newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { routes } from '#shared/routes.ts';
 import { startDeployedStack, type DeployedStack } from '#infra/local/deployed.ts';
-import { callSandbox, callWith, startReceiver, type Call } from '../../support/http.ts';
+import { callSandbox, callWith, startFileServer, startReceiver, type Call } from '../../support/http.ts';
+import { photoJpeg } from '../../integration/media/files.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
 import { waitFor } from '../../support/wait.ts';
 import { randomPhone } from '../messages/stack.ts';
@@ -98,6 +99,28 @@ describe('deployed mode: functions configured by the synthesized template', () =
     const completed = await call('POST', `/media/v1/uploads/${created.body.upload_id}/complete`);
     expect(completed.status).toBe(200);
     expect(completed.body).toMatchObject({ media_id: expect.any(String), mime_type: 'image/png', type: 'image' });
+  }, 120_000);
+
+  it('compresses an image link over 5 MB in the media worker\'s package, with the sharp it ships', async () => {
+    // Prepare: a customer who wrote (the 24-hour window) and a 5 MB+ photo on a host of theirs
+    const to = randomPhone();
+    await inbound(to, 'Mándame la foto');
+    const photo = await photoJpeg(3000, 2200, 24);
+    expect(photo.length).toBeGreaterThan(5 * 1024 * 1024);
+    const files = await startFileServer({ '/photo.jpg': photo });
+    try {
+      // Act
+      const sent = await call('POST', '/messages/v1', { to, type: 'image', image: { link: `${files.url}/photo.jpg`, caption: 'La foto' } });
+
+      // Assess: sent as an image by the id of what the worker compressed and uploaded
+      expect(sent.status).toBe(200);
+      expect(sent.body.data).toMatchObject({ messageType: 'image', status: 'sent' });
+      const payloads = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[];
+      expect(payloads.at(-1).image).toEqual({ id: expect.any(String), caption: 'La foto' });
+      expect(d.environments.has('workers/media')).toBe(true);
+    } finally {
+      await files.stop();
+    }
   }, 120_000);
 
   it('delivers a signed event to a subscription', async () => {
