@@ -14,7 +14,7 @@ import { newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { routes } from '#shared/routes.ts';
 import { startDeployedStack, type DeployedStack } from '#infra/local/deployed.ts';
 import { callSandbox, callWith, startFileServer, startReceiver, type Call } from '../../support/http.ts';
-import { photoJpeg } from '../../integration/media/files.ts';
+import { bigWav, photoJpeg } from '../../integration/media/files.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
 import { waitFor } from '../../support/wait.ts';
 import { randomPhone } from '../messages/stack.ts';
@@ -101,22 +101,27 @@ describe('deployed mode: functions configured by the synthesized template', () =
     expect(completed.body).toMatchObject({ media_id: expect.any(String), mime_type: 'image/png', type: 'image' });
   }, 120_000);
 
-  it('compresses an image link over 5 MB in the media worker\'s package, with the sharp it ships', async () => {
-    // Prepare: a customer who wrote (the 24-hour window) and a 5 MB+ photo on a host of theirs
+  it('converts media in the media worker\'s package, with the sharp and ffmpeg it ships', async () => {
+    // Prepare: a customer who wrote (the 24-hour window), a 5 MB+ photo and a 16 MB+ recording on a host of theirs
     const to = randomPhone();
-    await inbound(to, 'Mándame la foto');
-    const photo = await photoJpeg(3000, 2200, 24);
+    await inbound(to, 'Mándame la foto y el audio');
+    const [photo, recording] = await Promise.all([photoJpeg(3000, 2200, 24), bigWav(24)]);
     expect(photo.length).toBeGreaterThan(5 * 1024 * 1024);
-    const files = await startFileServer({ '/photo.jpg': photo });
+    expect(recording.length).toBeGreaterThan(16 * 1024 * 1024);
+    const files = await startFileServer({ '/photo.jpg': photo, '/recording.wav': recording });
     try {
       // Act
-      const sent = await call('POST', '/messages/v1', { to, type: 'image', image: { link: `${files.url}/photo.jpg`, caption: 'La foto' } });
+      const image = await call('POST', '/messages/v1', { to, type: 'image', image: { link: `${files.url}/photo.jpg`, caption: 'La foto' } });
+      const audio = await call('POST', '/messages/v1', { to, type: 'audio', audio: { link: `${files.url}/recording.wav` }, autoConvert: true });
 
-      // Assess: sent as an image by the id of what the worker compressed and uploaded
-      expect(sent.status).toBe(200);
-      expect(sent.body.data).toMatchObject({ messageType: 'image', status: 'sent' });
+      // Assess: both sent by the id of what the worker made and uploaded (sharp compressed the photo, ffmpeg the audio)
+      expect(image.status).toBe(200);
+      expect(image.body.data).toMatchObject({ messageType: 'image', status: 'sent' });
+      expect(audio.status).toBe(200);
+      expect(audio.body.data).toMatchObject({ messageType: 'audio', status: 'sent' });
       const payloads = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[];
-      expect(payloads.at(-1).image).toEqual({ id: expect.any(String), caption: 'La foto' });
+      expect(payloads.find((p) => p.type === 'image').image).toEqual({ id: expect.any(String), caption: 'La foto' });
+      expect(payloads.find((p) => p.type === 'audio').audio).toEqual({ id: expect.any(String) });
       expect(d.environments.has('workers/media')).toBe(true);
     } finally {
       await files.stop();
