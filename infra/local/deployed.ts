@@ -14,7 +14,8 @@
  * test can run is on loopback, which a deployed stack rightly refuses.
  *
  * The API server routes like API Gateway (unmatched requests go to the `$default` route's function when the
- * template has one); the SQS stand-in's pump invokes the worker functions; the Scheduler stand-in fires schedules
+ * template has one); the SQS stand-in's pump invokes the worker functions; the Bedrock runtime stand-in answers the
+ * AI worker's Converse calls (infra/local/aws/bedrock-runtime.ts); the Scheduler stand-in fires schedules
  * into the queues; the clock (infra/local/clock.ts) invokes the functions the template's EventBridge rules target, at
  * their rates. Used by test/e2e/deployed/.
  */
@@ -23,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { workers, type QueueName } from '#shared/routes.ts';
+import type { QueueName } from '#shared/routes.ts';
 import { ServiceStack } from '#infra/stack.ts';
 import { FunctionProcess } from './lambda/process.ts';
 import { functionNameOf } from './lambda/context.ts';
@@ -31,13 +32,14 @@ import { templateFunctions, type CfnTemplate, type LocalResource } from './templ
 import { LOCAL_ACCOUNT, LOCAL_REGION } from './aws/sqs.ts';
 import { SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
 import type { LocalQueues } from './queues.ts';
+import type { BedrockRuntimeStandIn } from './aws/bedrock-runtime.ts';
 import { startClock, type ClockRule } from './clock.ts';
 
 export interface DeployedStackOptions {
   /** A running DynamoDB Local; the table is created if missing. */
   dynamodbEndpoint: string;
   tableName: string;
-  /** The queues whose worker functions run (default: all but `ai`, whose deployed provider is Bedrock). */
+  /** The queues whose worker functions run (default: all). */
   queues?: QueueName[];
   /** Show the functions' own output (their logs). */
   verbose?: boolean;
@@ -52,6 +54,8 @@ export interface DeployedStack {
   url: string;
   sandboxUrl: string;
   queues: LocalQueues;
+  /** Where the AI worker's Converse calls go (and which models they asked for). */
+  bedrock: BedrockRuntimeStandIn;
   /** The environment each started function was given, by handler module (for assertions). */
   environments: Map<string, Record<string, string>>;
   /** Stops every function's container; each starts again, cold, at its next invocation (bounds the processes kept). */
@@ -95,6 +99,9 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
     stops.push(secretsManager.close);
     const upstreamSecretArn = secretsManager.putSecret('deployed/upstream', JSON.stringify({ token: SANDBOX_TOKEN, appSecret: SANDBOX_APP_SECRET, verifyToken: SANDBOX_VERIFY_TOKEN }));
     const services = await startQueueServices();
+    const { startBedrockRuntime } = await import('./aws/bedrock-runtime.ts');
+    const bedrock = await startBedrockRuntime();
+    stops.push(bedrock.close);
 
     // Each resource a function's environment refers to, as it exists on this machine.
     const resources: Record<string, LocalResource> = {
@@ -136,6 +143,7 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
         // Where the AWS services and the Cloud API are on this machine.
         ...endpoints,
         AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint,
+        AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint,
         DYNAMODB_ENDPOINT: options.dynamodbEndpoint,
         S3_ENDPOINT: s3.endpoint,
         UPSTREAM_BASE_URL: sandboxUrl,
@@ -153,7 +161,7 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
 
     const queues = new LocalQueues(services, {
       retryDelayMs: 200,
-      queues: options.queues ?? workers.map((w) => w.queue).filter((q) => q !== 'ai'),
+      queues: options.queues,
       load: async (worker) => (event) => functionOf(worker.handler).invoke(event),
     }).start();
     stops.push(() => queues.stop());
@@ -178,7 +186,7 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
     const stopClock = startClock(rules, { minuteMs: options.minuteMs });
     stops.push(async () => stopClock());
 
-    return { url: api.url, sandboxUrl: sandbox.url, queues, environments, recycle, stop };
+    return { url: api.url, sandboxUrl: sandbox.url, queues, bedrock, environments, recycle, stop };
   } catch (err) {
     await stop();
     throw err;

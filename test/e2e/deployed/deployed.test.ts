@@ -32,6 +32,8 @@ beforeAll(async () => {
   tenant = await newTenant(undefined, 'Deployed-mode e2e');
   call = callWith(d.url, tenant.apiKey);
   sandbox = callSandbox(d.sandboxUrl);
+  // The AI agent answers every inbound message of the business at once (no debounce window), through Bedrock.
+  expect((await call('PATCH', '/agent/v1/settings', { debounceSeconds: 0 })).status).toBe(200);
 }, 300_000);
 afterAll(() => d?.stop());
 
@@ -81,6 +83,20 @@ describe('deployed mode: functions configured by the synthesized template', () =
     expect(conversation.body.messages.map((m: any) => m.wamid)).toContain(received.wamid);
     // The functions got the stack's settings from the template, not from this process.
     expect(d.environments.get('http/messages/send')).toMatchObject({ UPSTREAM_SECRET_ARN: expect.stringMatching(/^arn:aws:secretsmanager:/), TABLE_NAME: process.env.TABLE_NAME });
+  }, 120_000);
+
+  it('answers an inbound message with the AI worker\'s package, through Bedrock\'s Converse API', async () => {
+    const from = randomPhone();
+    const asked = d.bedrock.models.length;
+
+    await inbound(from, '¿Hacen envíos a Mérida?');
+
+    const sent = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(from)}`)).body as any[];
+    const replies = sent.filter((p) => String(p.text?.body).startsWith('[AI]'));
+    expect(replies).toHaveLength(1);
+    expect(replies[0].text.body).toContain('¿Hacen envíos a Mérida?');
+    // The deployment's model (the template's AI_MODEL), asked through the SDK's endpoint variable as in AWS.
+    expect(d.bedrock.models.slice(asked)).toEqual([d.environments.get('workers/ai')!.AI_MODEL]);
   }, 120_000);
 
   it('refuses an inbound webhook signed with another secret (the app secret comes from the stack secret)', async () => {
