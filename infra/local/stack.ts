@@ -1,12 +1,13 @@
 /**
- * The whole service on this machine: DynamoDB Local, a local S3, the SQS and EventBridge Scheduler stand-ins
- * (infra/local/aws/) with the pump that runs the workers on what SQS received, the upstream sandbox, and the HTTP
- * API. Used by `npm start` and by the e2e tests.
+ * The whole service on this machine: DynamoDB Local, a local S3, the SQS, EventBridge Scheduler, Secrets Manager and
+ * Bedrock runtime stand-ins (infra/local/aws/) with the pump that runs the workers on what SQS received, the upstream
+ * sandbox, and the HTTP API. Used by `npm start` and by the e2e tests.
  *
  * The environment is set before any service module is imported, because shared/config.ts reads it once. It is
  * the environment a deployed function gets, with local endpoints: service code takes no local branch.
  */
 import type { LocalQueues } from './queues.ts';
+import type { BedrockRuntimeStandIn } from './aws/bedrock-runtime.ts';
 import { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX, SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
 
 export interface LocalStackOptions {
@@ -44,6 +45,8 @@ export interface LocalStack {
   s3Endpoint: string;
   tableName: string;
   queues: LocalQueues;
+  /** The Bedrock runtime stand-in the AI agent asks (with the bedrock provider). */
+  bedrock: BedrockRuntimeStandIn;
   demo?: { businessId: string; phoneNumberId: string; apiKey: string; keyId: string };
   stop: () => Promise<void>;
 }
@@ -102,6 +105,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const secretsManager = await startSecretsManager({ port: options.secretsManagerPort ?? 0 });
     stops.push(secretsManager.close);
     const upstreamSecretArn = secretsManager.putSecret('wa-crm/upstream', JSON.stringify({ token: SANDBOX_TOKEN, appSecret: SANDBOX_APP_SECRET, verifyToken: SANDBOX_VERIFY_TOKEN }));
+    // The AI agent's model, as deployed: Bedrock's Converse API, here a stand-in answering with the sandbox's model.
+    const { startBedrockRuntime } = await import('./aws/bedrock-runtime.ts');
+    const bedrock = await startBedrockRuntime();
+    stops.push(bedrock.close);
 
     Object.assign(process.env, {
       TABLE_NAME: tableName,
@@ -112,10 +119,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
       AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
       ...queues.services.environment,
-      // The AI agent answers through the sandbox's deterministic responder, quickly (deployed: Bedrock, 3 s).
-      AI_PROVIDER: process.env.AI_PROVIDER ?? 'openai',
+      // The AI agent asks Bedrock as deployed (the stand-in above, through the SDK's endpoint variable) and answers
+      // quickly (deployed: 3 s). AI_PROVIDER=openai with AI_BASE_URL points it at an OpenAI-compatible server instead
+      // (by default the sandbox's responder, which gives the same answers).
+      AI_PROVIDER: process.env.AI_PROVIDER ?? 'bedrock',
+      AWS_ENDPOINT_URL_BEDROCK_RUNTIME: bedrock.endpoint,
       AI_BASE_URL: process.env.AI_BASE_URL ?? `${sandbox.url}/v1`,
-      AI_MODEL: process.env.AI_MODEL ?? 'sandbox-echo',
       AI_DEBOUNCE_SECONDS: process.env.AI_DEBOUNCE_SECONDS ?? '1',
       ALLOW_PRIVATE_TARGETS: process.env.ALLOW_PRIVATE_TARGETS ?? '1',
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secretsManager.endpoint,
@@ -141,7 +150,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       stops.push(async () => stopClock());
     }
 
-    const stack: LocalStack = { url: api.url, sandboxUrl: sandbox.url, dynamodbEndpoint, s3Endpoint: s3.endpoint, tableName, queues, stop };
+    const stack: LocalStack = { url: api.url, sandboxUrl: sandbox.url, dynamodbEndpoint, s3Endpoint: s3.endpoint, tableName, queues, bedrock, stop };
 
     if (options.demo) {
       const { createBusiness } = await import('#shared/business/repository.ts');
