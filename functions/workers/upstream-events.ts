@@ -33,7 +33,6 @@ function listOf(value: unknown, part: string, messageId: string): any[] {
   return [];
 }
 
-
 async function processRecord(record: SQSRecord): Promise<void> {
   let payload: Record<string, any>;
   try {

@@ -39,7 +39,6 @@ export interface LocalQueuesOptions {
   onError?: (queue: QueueName, err: unknown) => void;
 }
 
-
 export class LocalQueues {
   readonly deadLetters: DeadLetter[] = [];
   /** Batches being handled, per queue. */

@@ -29,6 +29,8 @@ export interface InvokeInput {
   headers?: Record<string, string>;
   body?: unknown;
   rawBody?: string;
+  /** A binary body (a multipart upload), which API Gateway hands over base64-encoded. */
+  binaryBody?: Buffer;
   query?: Record<string, string>;
   params?: Record<string, string>;
 }
@@ -38,7 +40,6 @@ export interface InvokeResult {
   headers: Record<string, string>;
   body: any;
 }
-
 
 const routeOf = (routeKey: string) => {
   const route = routes.find((r) => `${r.method} ${r.path}` === routeKey);
@@ -53,7 +54,7 @@ function apiGatewayEvent(routeKey: string, input: InvokeInput = {}): APIGatewayP
   for (const [k, val] of Object.entries(input.params ?? {})) rawPath = rawPath.replace(`{${k}}`, encodeURIComponent(val));
   const headers: Record<string, string> = { 'content-type': 'application/json', ...lower(input.headers ?? {}) };
   if (input.apiKey) headers.authorization = `Bearer ${input.apiKey}`;
-  const body = input.rawBody ?? (input.body === undefined ? undefined : JSON.stringify(input.body));
+  const body = input.binaryBody?.toString('base64') ?? input.rawBody ?? (input.body === undefined ? undefined : JSON.stringify(input.body));
   return {
     version: '2.0',
     routeKey,
@@ -75,7 +76,7 @@ function apiGatewayEvent(routeKey: string, input: InvokeInput = {}): APIGatewayP
       timeEpoch: Date.now(),
     },
     body,
-    isBase64Encoded: false,
+    isBase64Encoded: input.binaryBody !== undefined,
   };
 }
 

@@ -7,7 +7,7 @@
  */
 import { createServer, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { chatCompletion } from '../sandbox/ai-responder.ts';
+import { chatCompletion, textOf } from '../sandbox/ai-responder.ts';
 
 export interface BedrockRuntimeStandIn {
   endpoint: string;
@@ -17,7 +17,6 @@ export interface BedrockRuntimeStandIn {
 }
 
 const CONVERSE = /^\/model\/([^/]+)\/converse$/;
-const textOf = (content: unknown) => (Array.isArray(content) ? content.map((c) => (typeof c?.text === 'string' ? c.text : '')).join('') : '');
 
 /** A Converse request as the chat-completions request the sandbox model answers. */
 function asChat(model: string, body: any) {

@@ -19,7 +19,8 @@ interface ChatMessage {
 
 const failedOnce = new Set<string>();
 
-const textOf = (content: unknown): string =>
+/** The text of a message's content: a string, or a list of parts with `text` (chat-completions and Converse alike). */
+export const textOf = (content: unknown): string =>
   typeof content === 'string' ? content : Array.isArray(content) ? content.map((p) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
 
 /** The reply the responder gives to a chat-completions request body: [status, body]. */

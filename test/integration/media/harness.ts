@@ -3,9 +3,6 @@
  * the real WhatsApp API), started before any service module reads shared/config.ts, and a way to call
  * an endpoint with a binary multipart body as API Gateway delivers it (base64).
  */
-import { randomUUID } from 'node:crypto';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { routeContext } from '#infra/local/lambda/context.ts';
 import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 export interface MediaHarness {
@@ -43,25 +40,10 @@ export async function invokeMultipart(
   return invokeRaw('POST /media/v1', apiKey, raw, request.headers.get('content-type')!);
 }
 
+/** Calls `routeKey` with a binary body as API Gateway delivers it (base64), through the tests' `invoke`. */
 export async function invokeRaw(routeKey: string, apiKey: string, raw: Buffer, contentType: string, params?: Record<string, string>) {
-  const { routes } = await import('#shared/routes.ts');
-  const route = routes.find((r) => `${r.method} ${r.path}` === routeKey)!;
-  const mod = await import(`../../../functions/${route.handler}.ts`);
-  let path = route.path;
-  for (const [k, val] of Object.entries(params ?? {})) path = path.replace(`{${k}}`, val);
-  const event = {
-    version: '2.0',
-    routeKey,
-    rawPath: path,
-    rawQueryString: '',
-    headers: { 'content-type': contentType, authorization: `Bearer ${apiKey}` },
-    pathParameters: params,
-    requestContext: { http: { method: route.method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'jest' }, requestId: randomUUID(), routeKey, stage: '$default', timeEpoch: Date.now() },
-    body: raw.toString('base64'),
-    isBase64Encoded: true,
-  } as unknown as APIGatewayProxyEventV2;
-  const out = await mod.handler(event, routeContext(route));
-  return { status: out.statusCode as number, body: out.body ? JSON.parse(out.body) : undefined };
+  const { invoke } = await import('../../support/api.ts');
+  return invoke(routeKey, { apiKey, headers: { 'content-type': contentType }, binaryBody: raw, params });
 }
 
 export interface ServedFile {

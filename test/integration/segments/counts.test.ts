@@ -6,6 +6,20 @@ import { keys } from '#shared/store/keys.ts';
 import { invoke, newTenant } from '../../support/api.ts';
 import { contact, contactItem, seedContacts, daysAgoIso } from './seed.ts';
 
+/** Runs `work`, and names each read of the contact projection (the shard index) it made, at the table client. */
+async function withProjectionReads<T>(work: () => Promise<T>): Promise<{ result: T; projectionReads: string[] }> {
+  const projectionReads: string[] = [];
+  dynamo.middlewareStack.add((next, context) => async (args) => {
+    if ((args.input as { IndexName?: string }).IndexName === 'shard') projectionReads.push(String(context.commandName));
+    return next(args);
+  }, { step: 'initialize', name: 'projectionReads' });
+  try {
+    return { result: await work(), projectionReads };
+  } finally {
+    dynamo.middlewareStack.remove('projectionReads');
+  }
+}
+
 describe('live counts', () => {
   it('lists segments with live counts that follow contact changes, soft-deleted contacts excluded', async () => {
     // Prepare
@@ -86,18 +100,10 @@ describe('live counts', () => {
     const newestActive = members.slice(0, -10).reverse().slice(0, 5).map((c) => c.id);
 
     // Act: the list and a page of the detail, with every read of the contact projection (the shard index) counted
-    const projectionReads: string[] = [];
-    dynamo.middlewareStack.add((next, context) => async (args) => {
-      if ((args.input as { IndexName?: string }).IndexName === 'shard') projectionReads.push(String(context.commandName));
-      return next(args);
-    }, { step: 'initialize', name: 'projectionReads' });
-    let list, detail;
-    try {
-      list = await invoke('GET /segments', { apiKey: t.apiKey });
-      detail = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id: stat }, query: { limit: '5', offset: '0' } });
-    } finally {
-      dynamo.middlewareStack.remove('projectionReads');
-    }
+    const { result: [list, detail], projectionReads } = await withProjectionReads(async () => [
+      await invoke('GET /segments', { apiKey: t.apiKey }),
+      await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id: stat }, query: { limit: '5', offset: '0' } }),
+    ]);
 
     // Assess: exact counts of active members, newest first, and the projection never read
     expect(list.status).toBe(200);
@@ -130,17 +136,7 @@ describe('live counts', () => {
     expect(new Set([...active.slice(0, 6000), ...gone, ...active.slice(5200)].map((c) => c.id)).size).toBeGreaterThan(MAX_READ_BY_ID);
 
     // Act
-    const projectionReads: string[] = [];
-    dynamo.middlewareStack.add((next, context) => async (args) => {
-      if ((args.input as { IndexName?: string }).IndexName === 'shard') projectionReads.push(String(context.commandName));
-      return next(args);
-    }, { step: 'initialize', name: 'projectionReads' });
-    let list;
-    try {
-      list = await invoke('GET /segments', { apiKey: t.apiKey });
-    } finally {
-      dynamo.middlewareStack.remove('projectionReads');
-    }
+    const { result: list, projectionReads } = await withProjectionReads(() => invoke('GET /segments', { apiKey: t.apiKey }));
 
     // Assess
     expect(list.status).toBe(200);
