@@ -10,12 +10,14 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 
-// Without AWS credentials, the CLI talks to the local stack: its DynamoDB (DYNAMODB_PORT, default 8000) and its
-// Secrets Manager stand-in (SECRETS_MANAGER_PORT, default 4584), which accept any credentials.
+// Without AWS credentials, the CLI talks to the local stack on the ports `npm start` listens on (the same variables):
+// its DynamoDB and its Secrets Manager stand-in, which accept any credentials.
 if (!process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
   const { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX } = await import('./sandbox/credentials.ts');
-  process.env.DYNAMODB_ENDPOINT ??= `http://127.0.0.1:${process.env.DYNAMODB_PORT ?? 8000}`;
-  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER ??= `http://127.0.0.1:${process.env.SECRETS_MANAGER_PORT ?? 4584}`;
+  const { localPorts } = await import('./ports.ts');
+  const { dynamodbPort, secretsManagerPort } = localPorts();
+  process.env.DYNAMODB_ENDPOINT ??= `http://127.0.0.1:${dynamodbPort}`;
+  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER ??= `http://127.0.0.1:${secretsManagerPort}`;
   process.env.BUSINESS_TOKEN_SECRET_PREFIX ??= LOCAL_BUSINESS_TOKEN_SECRET_PREFIX;
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' });
 }

@@ -13,9 +13,9 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 
 interface Run { status: number | null; out: any; stdout: string; stderr: string }
 
-function admin(args: string[], stdin?: string): Promise<Run> {
+function admin(args: string[], stdin?: string, env: NodeJS.ProcessEnv = process.env): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/admin.ts', ...args], { env: { ...process.env, NODE_OPTIONS: '' } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/admin.ts', ...args], { env: { ...env, NODE_OPTIONS: '' } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
@@ -57,6 +57,26 @@ it('set-messaging stores the token from stdin, then a rotated one from a file, n
   expect(onArgv.status).toBe(1);
   expect(onArgv.out.error).toMatch(/--token-stdin.*--token-file/);
   expect(await storedToken(business.businessId)).toBe(second);
+}, 120_000);
+
+it('without AWS credentials it reaches the local stack on the ports npm start listens on', async () => {
+  // Prepare: an operator's shell after `npm start`: no credentials, no endpoints, at most the stack's port variables
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE, DYNAMODB_ENDPOINT, AWS_ENDPOINT_URL_SECRETS_MANAGER, ...shell } = process.env;
+  const operator = {
+    ...shell,
+    DYNAMODB_PORT: new URL(DYNAMODB_ENDPOINT!).port,
+    SECRETS_MANAGER_PORT: new URL(AWS_ENDPOINT_URL_SECRETS_MANAGER!).port,
+  };
+  const token = newToken();
+
+  // Act
+  const { out: business } = await admin(['create-business', '--name', 'Operator'], undefined, operator);
+  const set = await admin(['set-messaging', '--business', business.businessId, '--phone-number-id', numberId(), '--waba-id', 'waba_o', '--token-stdin'], `${token}\n`, operator);
+
+  // Assess
+  expect(set.status).toBe(0);
+  expect(set.out.accessToken).toBe('own');
+  expect(await storedToken(business.businessId)).toBe(token);
 }, 120_000);
 
 it('refuses a taken number with the way out, and move-number hands it over', async () => {
