@@ -64,11 +64,19 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
       if (process.env.BENCH_TRACE) timeByCommand.set(name, (timeByCommand.get(name) ?? 0) + performance.now() - t0);
     }
   }, { step: 'initialize', name: 'webhookBenchCounter' });
+  // Trace: the time of each command's HTTP exchange alone (below the SDK's own steps).
   const httpTime = new Map<string, number>();
-  dynamo.middlewareStack.add((next, context) => async (args) => {
-    const t0 = performance.now();
-    try { return await next(args); } finally { if (counting) httpTime.set(context.commandName ?? 'unknown', (httpTime.get(context.commandName ?? 'unknown') ?? 0) + performance.now() - t0); }
-  }, { step: 'deserialize', priority: 'low', name: 'httpTimer' });
+  if (process.env.BENCH_TRACE) {
+    dynamo.middlewareStack.add((next, context) => async (args) => {
+      const t0 = performance.now();
+      try {
+        return await next(args);
+      } finally {
+        const name = context.commandName ?? 'unknown';
+        if (counting) httpTime.set(name, (httpTime.get(name) ?? 0) + performance.now() - t0);
+      }
+    }, { step: 'deserialize', priority: 'low', name: 'webhookBenchHttpTimer' });
+  }
   const { createSubscription } = await import('#shared/webhooks/service.ts');
   const { serializePayload, signedHeaders } = await import('#shared/webhooks/signing.ts');
   const { deliveryId } = await import('#shared/webhooks/fanout.ts');
@@ -151,6 +159,7 @@ export async function run({ quick }: BenchOptions): Promise<BenchFigure[]> {
     await queues.stop();
     await receiver.close();
     dynamo.middlewareStack.remove('webhookBenchCounter');
+    dynamo.middlewareStack.remove('webhookBenchHttpTimer');
   }
   if (process.env.BENCH_TRACE) for (const [c, t] of timeByCommand) console.error(c, (t / byCommand.get(c)!).toFixed(1), 'ms avg', 'http', ((httpTime.get(c) ?? 0) / byCommand.get(c)!).toFixed(1));
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
