@@ -32,8 +32,11 @@ export const aiConfig = {
   historyLimit: numberEnv('AI_HISTORY_LIMIT', 20, { min: 1 }),
   /** Default debounce window: inbound messages within it get one answer. */
   debounceSeconds: numberEnv('AI_DEBOUNCE_SECONDS', 3, { min: 0 }),
-  /** Default pause after a human reply (handoff). */
-  handoffPauseMinutes: numberEnv('AI_HANDOFF_PAUSE_MINUTES', 5, { min: 0 }),
+  /**
+   * Default pause after a human reply (handoff): off. The contract pauses the AI after a send only when asked
+   * (`ai.pause`); a business that wants every human reply to pause it sets `handoffPauseMinutes`.
+   */
+  handoffPauseMinutes: numberEnv('AI_HANDOFF_PAUSE_MINUTES', 0, { min: 0 }),
   /** How long a reply claim holds before another delivery may take it over (below the queue's visibility timeout). */
   claimLeaseSeconds: numberEnv('AI_CLAIM_LEASE_SECONDS', 90, { min: 1 }),
 } as const;

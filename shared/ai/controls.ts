@@ -42,7 +42,7 @@ export async function globalAiStatus(businessId: string, now = new Date()) {
 
 /**
  * Handoff: a human reply through the API (a send without an `ai` object) pauses the AI in its conversation
- * for the business's handoff pause (AI settings `handoffPauseMinutes`, default 5, 0 = off), so that the agent
+ * for the business's handoff pause (AI settings `handoffPauseMinutes`; 0, the default, is off), so that the agent
  * never talks over a person. It only ever lengthens a running pause. (`ai.pause` and `ai.disable` on a send
  * are written by the send path in the message's own transaction.)
  */

@@ -51,8 +51,8 @@ export const prefetchRetryContext = (businessId: string, id: string | undefined)
 export async function retryMessage(businessId: string, id: string, prefetched?: RetryContext): Promise<RetryResult> {
   const { message, business } = prefetched ?? (await loadRetryContext(businessId, id));
   if (!message) throw await missingRecord('message', id, businessId, notFound(`Message ${id} not found`));
-  if (message.direction !== 'outbound') throw notFound(`Message ${id} not found`);
-  if (message.status !== 'failed') throw notRetryable(id, message.status);
+  // An inbound message is never failed: the contract's "status is not failed" answer, as for a sent one.
+  if (message.direction !== 'outbound' || message.status !== 'failed') throw notRetryable(id, message.status);
   const { phoneNumberId } = messagingAccount(business);
 
   const attempt = newAttempt();

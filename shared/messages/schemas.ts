@@ -11,6 +11,7 @@ import { contacts, location, media, reaction } from './schema/objects.ts';
 import { interactive } from './schema/interactive.ts';
 import { outsideShapeBound } from './schema/shape.ts';
 import { templateFields } from './schema/template.ts';
+import { durationMinutes } from '#shared/ai/schemas.ts';
 
 export { MEDIA_TYPES, MAX_CAPTION, type MediaType } from './schema/objects.ts';
 
@@ -37,7 +38,7 @@ const to = v.pipe(
 
 const ai = v.optional(v.looseObject({
   pause: v.optional(v.boolean('ai.pause must be a boolean')),
-  pauseDuration: v.optional(v.pipe(v.number('ai.pauseDuration must be a number of minutes'), v.integer('ai.pauseDuration must be whole minutes'), v.minValue(1, 'ai.pauseDuration must be 1 to 1440 minutes'), v.maxValue(1440, 'ai.pauseDuration must be at most 1440 minutes'))),
+  pauseDuration: v.optional(durationMinutes('ai.pauseDuration must be a number of minutes between 1 and 1440')),
   disable: v.optional(v.boolean('ai.disable must be a boolean')),
 }, 'ai must be an object'));
 

@@ -90,6 +90,9 @@ export async function prepareTemplate(business: { businessId: string; phoneNumbe
   return { template, headerType };
 }
 
+/** A quick-reply button component of a request (Meta takes its sub_type in either case). */
+const isQuickReply = (c: Record<string, any>) => c.type === 'button' && String(c.sub_type).toLowerCase() === 'quick_reply';
+
 /** Fills every quick-reply button of the template with its payload, in the contract's order. */
 function resolveQuickReplies(template: TemplateObject, approved: UpstreamTemplate | undefined, allowOverride: boolean): Record<string, any>[] {
   const requested = template.components;
@@ -99,17 +102,17 @@ function resolveQuickReplies(template: TemplateObject, approved: UpstreamTemplat
     if (String(b.type).toUpperCase() === 'QUICK_REPLY') quickReplies.set(String(i), b);
   });
   for (const c of requested) {
-    if (c.type === 'button' && c.sub_type === 'quick_reply' && !quickReplies.has(String(c.index))) quickReplies.set(String(c.index), undefined);
+    if (isQuickReply(c) && !quickReplies.has(String(c.index))) quickReplies.set(String(c.index), undefined);
   }
   const payloadFor = (index: string, configured: Record<string, any> | undefined) => {
-    const asked = requested.find((c) => c.type === 'button' && c.sub_type === 'quick_reply' && String(c.index) === index)
+    const asked = requested.find((c) => isQuickReply(c) && String(c.index) === index)
       ?.parameters?.find((p: Record<string, any>) => p.type === 'payload')?.payload;
     if (allowOverride && typeof asked === 'string' && asked) return asked;
     const configuredId = configured?.payload ?? configured?.buttonId ?? configured?.button_id;
     if (typeof configuredId === 'string' && configuredId) return configuredId;
     return `btn_${index}_${template.name}`;
   };
-  const others = requested.filter((c) => !(c.type === 'button' && c.sub_type === 'quick_reply'));
+  const others = requested.filter((c) => !isQuickReply(c));
   const filled = [...quickReplies.entries()]
     .sort(([a], [b]) => Number(a) - Number(b))
     .map(([index, configured]) => ({ type: 'button', sub_type: 'quick_reply', index, parameters: [{ type: 'payload', payload: payloadFor(index, configured) }] }));

@@ -3,12 +3,25 @@ import * as v from 'valibot';
 
 export const str = (field: string) => v.string(`${field} must be a string`);
 
+/** Characters as the Cloud API's limits count them: Unicode code points (an emoji is one, not two UTF-16 units). */
+export function characters(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0xdc00 || c > 0xdfff) n++;
+  }
+  return n;
+}
+
+const atMost = (field: string, max: number) => v.check((s: string) => characters(s) <= max, `${field} must be at most ${max} characters`);
+
+/** A string with something besides white space in it, forwarded as sent (white space included). */
 export const nonEmpty = (field: string, max?: number) =>
   max === undefined
-    ? v.pipe(str(field), v.trim(), v.minLength(1, `${field} must not be empty`))
-    : v.pipe(str(field), v.trim(), v.minLength(1, `${field} must not be empty`), v.maxLength(max, `${field} must be at most ${max} characters`));
+    ? v.pipe(str(field), v.check((s) => s.trim() !== '', `${field} must not be empty`))
+    : v.pipe(str(field), v.check((s) => s.trim() !== '', `${field} must not be empty`), atMost(field, max));
 
-export const maxStr = (field: string, max: number) => v.pipe(str(field), v.maxLength(max, `${field} must be at most ${max} characters`));
+export const maxStr = (field: string, max: number) => v.pipe(str(field), atMost(field, max));
 
 export const httpUrl = (field: string) =>
   v.pipe(str(field), v.trim(), v.url(`${field} must be an absolute http(s) URL`), v.check((s) => /^https?:\/\//i.test(s), `${field} must be an http(s) URL`));

@@ -67,11 +67,13 @@ const productListAction = v.pipe(
   v.looseObject({
     catalog_id: nonEmpty('action.catalog_id', 100),
     sections: v.pipe(
-      v.array(v.looseObject({ title: nonEmpty('section.title', 24), product_items: v.pipe(v.array(productItem), v.minLength(1, 'a section needs at least one product')) })),
+      v.array(v.looseObject({ title: v.optional(nonEmpty('section.title', 24)), product_items: v.pipe(v.array(productItem), v.minLength(1, 'a section needs at least one product')) })),
       v.minLength(1, 'action.sections needs 1 to 10 sections'),
       v.maxLength(10, 'action.sections needs 1 to 10 sections'),
     ),
   }),
+  // Meta's reference: a section's title is required when the message has more than one section.
+  v.check((a) => a.sections.length === 1 || a.sections.every((s) => s.title !== undefined), 'each section needs a title when there is more than one'),
   v.check((a) => a.sections.reduce((n, s) => n + s.product_items.length, 0) <= 30, 'a product list has at most 30 products in total'),
 );
 

@@ -33,9 +33,18 @@ export const media = (type: MediaType, filenameRequired: boolean) => {
 export const mediaParam = (type: 'image' | 'video' | 'document') =>
   v.pipe(v.looseObject({ link: v.optional(httpUrl(`${type}.link`)), id: v.optional(nonEmpty(`${type}.id`, 256)), filename: v.optional(v.string()) }), exactlyOne('link', 'id', type));
 
+const DECIMAL = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*$/;
+
+/** A coordinate: a number, or a decimal string as the Cloud API's own schema types it; forwarded as sent. */
+const coordinate = (name: string, limit: number) => v.pipe(
+  v.union([v.number(), v.string()], `${name} is required and must be a number`),
+  v.check((x) => (typeof x === 'number' ? Number.isFinite(x) : DECIMAL.test(x)), `${name} must be a number`),
+  v.check((x) => Math.abs(Number(x)) <= limit, `${name} must be between -${limit} and ${limit}`),
+);
+
 export const location = v.looseObject({
-  latitude: v.pipe(v.number('latitude is required and must be a number'), v.finite(), v.minValue(-90, 'latitude must be between -90 and 90'), v.maxValue(90, 'latitude must be between -90 and 90')),
-  longitude: v.pipe(v.number('longitude is required and must be a number'), v.finite(), v.minValue(-180, 'longitude must be between -180 and 180'), v.maxValue(180, 'longitude must be between -180 and 180')),
+  latitude: coordinate('latitude', 90),
+  longitude: coordinate('longitude', 180),
   name: v.optional(maxStr('location.name', 1000)),
   address: v.optional(maxStr('location.address', 1000)),
 }, 'location must be an object with latitude and longitude');

@@ -205,7 +205,7 @@ describe('agent settings', () => {
 
     // Assess
     expect(before.status).toBe(200);
-    expect(before.body.settings).toMatchObject({ enabled: true, pausedUntil: null, handoffPauseMinutes: 5, systemPrompt: expect.any(String), model: expect.any(String) });
+    expect(before.body.settings).toMatchObject({ enabled: true, pausedUntil: null, handoffPauseMinutes: 0, systemPrompt: expect.any(String), model: expect.any(String) });
     expect(patched.status).toBe(200);
     expect(patched.body.settings).toMatchObject({ systemPrompt: 'Answer like a pirate.', model: 'my-model', handoffPauseMinutes: 30, enabled: true });
     expect(reset.body.settings).toMatchObject({ systemPrompt: 'Answer like a pirate.', model: before.body.settings.model, handoffPauseMinutes: 30 });

@@ -240,6 +240,24 @@ describe('POST /messages/v1/{id}/retry', () => {
     expect(foreign.status).toBe(403);
     expect(foreign.body).toEqual({ error: 'forbidden', message: expect.any(String) });
   });
+
+  it('refuses an inbound message with invalid_state (it exists and is not failed)', async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const from = randomPhone();
+    await h.inbound(t.phoneNumberId, from);
+    await h.drain();
+    const conversations = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey });
+    const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversations.body.conversations[0].id } });
+    const received = messages.body.messages.find((m: any) => m.direction === 'inbound');
+
+    // Act
+    const res = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id: received.id } });
+
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'invalid_state', message: expect.any(String) });
+  });
 });
 
 describe('POST /messages/v1: templates', () => {
@@ -302,6 +320,11 @@ describe('POST /messages/v1: templates', () => {
 
     expect((await h.send(t.apiKey, { to, type: 'template', template: withPayload, allowButtonIdOverride: true })).status).toBe(200);
     expect(await payloads()).toEqual([['0', 'MINE'], ['1', 'btn_1_reminder_buttons']]);
+
+    // Meta takes sub_type in capitals too: the same button, once, with the same resolution.
+    const capitals = { ...withPayload, components: [withPayload.components[0], { ...withPayload.components[1], sub_type: 'QUICK_REPLY', index: '1' }] };
+    expect((await h.send(t.apiKey, { to, type: 'template', template: capitals })).status).toBe(200);
+    expect(await payloads()).toEqual([['0', 'confirm_appointment'], ['1', 'btn_1_reminder_buttons']]);
   });
 
   it('sends header_media by url, normalises a media id put in url, and refuses a media id of another number', async () => {

@@ -39,6 +39,11 @@ describe('send request validation', () => {
     ['latitude over 90', { to, type: 'location', location: { latitude: 91, longitude: 0 } }, 'location.latitude'],
     ['latitude missing', { to, type: 'location', location: { longitude: 0 } }, 'location.latitude'],
     ['longitude under -180', { to, type: 'location', location: { latitude: 0, longitude: -181 } }, 'location.longitude'],
+    ['latitude a word', { to, type: 'location', location: { latitude: 'north', longitude: 0 } }, 'location.latitude'],
+    ['latitude a string over 90', { to, type: 'location', location: { latitude: '90.5', longitude: '0' } }, 'location.latitude'],
+    ['longitude null', { to, type: 'location', location: { latitude: 0, longitude: null } }, 'location.longitude'],
+    ['content of white space only', { to, content: ' \n\t ' }, 'content'],
+    ['caption over 1024 characters of emoji', { to, type: 'image', image: { link: 'https://example.com/a.jpg', caption: '😀'.repeat(1025) } }, 'image.caption'],
     ['location name over 1000', { to, type: 'location', location: { latitude: 0, longitude: 0, name: long(1001) } }, 'location.name'],
     ['location address over 1000', { to, type: 'location', location: { latitude: 0, longitude: 0, address: long(1001) } }, 'location.address'],
     ['reaction without message_id', { to, type: 'reaction', reaction: { emoji: '👍' } }, 'reaction.message_id'],
@@ -74,6 +79,31 @@ describe('send request validation', () => {
     expect(parseSendRequest({ messaging_product: 'whatsapp', to, type: 'text', text: { body: 'hola' } })).toMatchObject({ type: 'text', text: { body: 'hola' } });
   });
 
+  it('forwards text as sent: white space kept, limits counted in characters (an emoji is one)', () => {
+    const body = { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'button', body: { text: '  Choose:\n' }, footer: { text: ' foot ' }, action: { buttons: [{ type: 'reply', reply: { id: ' id1 ', title: ' Yes ' } }] } } };
+    expect(parseSendRequest(body).interactive).toEqual(body.interactive);
+    expect(parseSendRequest({ to, content: '  indented\n- list\n' }).content).toBe('  indented\n- list\n');
+    expect(parseSendRequest({ messaging_product: 'whatsapp', to, type: 'text', text: { body: ' hi ' } }).text.body).toBe(' hi ');
+    expect(() => parseSendRequest({ to, type: 'image', image: { link: 'https://example.com/a.jpg', caption: 'a'.repeat(1020) + '😀'.repeat(4) } })).not.toThrow();
+    expect(() => parseSendRequest({ to, content: '🇲🇽'.repeat(2048) })).not.toThrow();
+    expect(() => parseSendRequest({ to, type: 'location', location: { latitude: 0, longitude: 0, name: '😀'.repeat(1000) } })).not.toThrow();
+  });
+
+  it("takes coordinates as numbers or as the Cloud API's decimal strings, forwarded as sent", () => {
+    const location = { latitude: '37.4847', longitude: '-122.1486', name: 'Meta HQ', address: '1 Hacker Way' };
+    expect(parseSendRequest({ messaging_product: 'whatsapp', recipient_type: 'individual', to: '5215511111111', type: 'location', location }).location).toEqual(location);
+    expect(parseSendRequest({ to, type: 'location', location: { latitude: '-90', longitude: '180.0' } }).location).toEqual({ latitude: '-90', longitude: '180.0' });
+  });
+
+  it('takes a fractional ai.pauseDuration (minutes)', () => {
+    expect(parseSendRequest({ to, content: 'hi', ai: { pause: true, pauseDuration: 2.5 } }).ai).toEqual({ pause: true, pauseDuration: 2.5 });
+  });
+
+  it('takes a product list of one section without a title (Meta: required only past one section)', () => {
+    const interactive = { type: 'product_list', header: { type: 'text', text: 'H' }, body: { text: 'B' }, action: { catalog_id: '1', sections: [{ product_items: [{ product_retailer_id: 'a' }] }] } };
+    expect(parseSendRequest({ messaging_product: 'whatsapp', to, type: 'interactive', interactive }).interactive).toEqual(interactive);
+  });
+
   it('accepts every limit at its edge', () => {
     expect(() => parseSendRequest({ to, type: 'image', image: { link: 'https://example.com/a.jpg', caption: long(1024) } })).not.toThrow();
     expect(() => parseSendRequest({ to, type: 'location', location: { latitude: -90, longitude: 180, name: long(1000), address: long(1000) } })).not.toThrow();
@@ -98,6 +128,7 @@ describe('send request validation', () => {
     ['a coupon code over 15', { messaging_product: 'whatsapp', to, type: 'template', template: { name: 't', language: { code: 'en_US' }, components: [{ type: 'button', sub_type: 'copy_code', index: 0, parameters: [{ type: 'coupon_code', coupon_code: long(16) }] }] } }, 'template.components.0.parameters.0.coupon_code'],
     ['a product list over 30 products', { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'product_list', header: { type: 'text', text: 'H' }, body: { text: 'B' }, action: { catalog_id: '1', sections: [{ title: 'S', product_items: Array.from({ length: 31 }, (_, i) => ({ product_retailer_id: `p${i}` })) }] } } }, 'interactive.action'],
     ['an order_details without its reference', { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'order_details', body: { text: 'Pay' }, action: { name: 'review_and_pay', parameters: { type: 'digital-goods' } } } }, 'interactive.action.parameters'],
+    ['product list sections without titles when there are two', { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'product_list', header: { type: 'text', text: 'H' }, body: { text: 'B' }, action: { catalog_id: '1', sections: [{ title: 'S', product_items: [{ product_retailer_id: 'a' }] }, { product_items: [{ product_retailer_id: 'b' }] }] } } }, 'interactive.action'],
     ['an interactive kind that is not a word', { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'Not A Kind', body: { text: 'x' } } }, 'interactive.type'],
     ['a digits-only recipient in service style', { to: '5215512345678', content: 'hi' }, 'to'],
   ])('rejects %s naming the field', (_label, body, field) => {
