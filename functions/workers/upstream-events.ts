@@ -2,7 +2,8 @@
  * The upstream-events worker: processes the webhook bodies `POST /webhooks/upstream` accepted. Each change is
  * routed to its business by `metadata.phone_number_id`; incoming messages are stored (shared/messages/inbound.ts)
  * and statuses applied (shared/messages/status.ts). A status for a wamid not stored yet (the send's own write
- * may still be in flight) fails the record so SQS delivers it again; an old one is dropped, and so is one still
+ * may still be in flight) fails the record so SQS delivers it again, once every other part of the record is done
+ * (a repeat changes nothing they did); an old one is dropped, and so is one still
  * unknown at the queue's last receive (a status of a message this service never sent, e.g. from another app on the
  * same number: nothing to apply, and nothing for the dead-letter queue). Parts that are not Meta's shape (an `entry`,
  * `changes`, `messages` or `statuses` that is no list, an item that is no object, a status without an id) are
@@ -43,6 +44,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
   }
   const { messageId } = record;
   const lastReceive = Number(record.attributes?.ApproximateReceiveCount ?? 1) >= MAX_RECEIVES;
+  let waiting: NotYetKnown | undefined;
   for (const entry of listOf(payload.entry, 'entry', messageId)) {
     for (const change of listOf(entry?.changes, 'changes', messageId)) {
       if (change?.field !== 'messages' || !isObject(change.value)) continue;
@@ -64,11 +66,15 @@ async function processRecord(record: SQSRecord): Promise<void> {
         }
         if ((await applyStatus(businessId, status)) !== 'unknown') continue;
         const age = Date.now() - Number(status.timestamp ?? 0) * 1000;
-        if (age < UNKNOWN_WAMID_PATIENCE_MS && !lastReceive) throw new NotYetKnown(`status for unknown wamid ${status.id}`);
+        if (age < UNKNOWN_WAMID_PATIENCE_MS && !lastReceive) {
+          waiting ??= new NotYetKnown(`status for unknown wamid ${status.id}`);
+          continue;
+        }
         logger.warn('status for a wamid this service does not know dropped', { wamid: status.id, status: status.status, ageMs: age });
       }
     }
   }
+  if (waiting) throw waiting;
 }
 
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {

@@ -5,7 +5,7 @@
  * counts stay exact.
  *
  * Events: conversation.assigned `{ conversation_id, contact_id, agent_id, previous_agent_id, assigned_at }`,
- * conversation.unassigned `{ conversation_id, contact_id, previous_agent_id, unassigned_at }`.
+ * conversation.unassigned `{ conversation_id, contact_id, agent_id: null, previous_agent_id, unassigned_at }`.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
@@ -82,6 +82,6 @@ export async function assignmentChange(bid: string, contactId: string, agentId: 
   if (agentId) items.push(agentCounter(bid, agentId, 1));
   const events = agentId
     ? [newEvent(bid, 'conversation.assigned', { conversation_id: conv.id, contact_id: contactId, agent_id: agentId, previous_agent_id: conv.agentId, assigned_at: at })]
-    : [newEvent(bid, 'conversation.unassigned', { conversation_id: conv.id, contact_id: contactId, previous_agent_id: conv.agentId, unassigned_at: at })];
+    : [newEvent(bid, 'conversation.unassigned', { conversation_id: conv.id, contact_id: contactId, agent_id: null, previous_agent_id: conv.agentId, unassigned_at: at })];
   return { items, events };
 }

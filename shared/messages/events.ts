@@ -12,3 +12,12 @@ export const eventData = (m: Message, extra: Record<string, unknown> = {}) => ({
   status: m.status,
   ...extra,
 });
+
+/**
+ * The client's own `biz_opaque_callback_data` of a send, which comes back in each status event of the message
+ * (the value the service passes when the client set none, the message id, is not the client's).
+ */
+export const clientCallbackData = (m: Pick<Message, 'id' | 'payload'>, upstreamValue?: unknown): { biz_opaque_callback_data?: unknown } => {
+  const value = upstreamValue ?? m.payload?.biz_opaque_callback_data;
+  return value !== undefined && value !== m.id ? { biz_opaque_callback_data: value } : {};
+};

@@ -36,7 +36,7 @@ function senderOf(value: Record<string, any>, message: Record<string, any>) {
   const userId = typeof message.from_user_id === 'string' && message.from_user_id ? message.from_user_id : undefined;
   const entry = (value.contacts as Record<string, any>[] | undefined)?.find((c) => (phone && String(c.wa_id) === phone) || (userId && c.user_id === userId));
   const name = entry?.profile?.name ?? entry?.profile?.username;
-  return { phone: phone || undefined, userId, name: typeof name === 'string' && name ? name : undefined };
+  return { phone: phone || undefined, userId, name: typeof name === 'string' && name ? name : undefined, entry };
 }
 
 export async function recordInbound(businessId: string, value: Record<string, any>, message: Record<string, any>): Promise<InboundOutcome> {
@@ -76,7 +76,8 @@ export async function recordInbound(businessId: string, value: Record<string, an
   const upstreamFormat = {
     messaging_product: value.messaging_product ?? 'whatsapp',
     metadata: value.metadata,
-    contacts: value.contacts ?? [{ profile: { name: sender.name ?? null }, ...(sender.phone ? { wa_id: sender.phone } : { user_id: sender.userId }) }],
+    // The sender's own entry of the change's contacts, as Meta sent it; none when Meta sent none (system messages).
+    ...(sender.entry ? { contacts: [sender.entry] } : {}),
     messages: [message],
   };
   try {

@@ -19,7 +19,7 @@ import { cancellationCodes } from '#shared/store/transact.ts';
 import { getConversation, type Conversation } from '#shared/conversations/repository.ts';
 import { commitWithRetry } from './transact.ts';
 import { messageOwnerPut, messagePut, wamidPut, type Message, type MessageError } from './repository.ts';
-import { eventData } from './events.ts';
+import { clientCallbackData, eventData } from './events.ts';
 
 export const newAttempt = (): string => randomUUID();
 
@@ -150,6 +150,7 @@ export async function settleSent(s: Settle & { wamid: string; waId: string | nul
         sent_at: s.at,
         content: sent.content ?? sent.payload[sent.messageType],
         ...((s.message as { broadcastId?: string }).broadcastId ? { broadcast_id: (s.message as { broadcastId?: string }).broadcastId } : {}),
+        ...clientCallbackData(sent),
         ...s.eventExtra,
       }))],
     );
@@ -166,7 +167,7 @@ export async function settleFailed(s: Settle & { error: MessageError }): Promise
   try {
     await commitWithRetry(
       [messageUpdate(s, 'failed', { failedAt: s.at, error: s.error }), markerDelete(s.message.businessId, s.message.id), ...(s.items ?? [])],
-      s.emit === false ? [] : [newEvent(s.message.businessId, 'message.failed', eventData(failed, { sent_by: s.message.sentBy ?? 'api', failed_at: s.at, error: s.error }))],
+      s.emit === false ? [] : [newEvent(s.message.businessId, 'message.failed', eventData(failed, { sent_by: s.message.sentBy ?? 'api', failed_at: s.at, error: s.error, ...clientCallbackData(failed) }))],
     );
     return true;
   } catch (err) {

@@ -17,8 +17,8 @@ import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { UpstreamError } from '#shared/upstream/client.ts';
 import { getConversation, conversationTouch } from '#shared/conversations/repository.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
-import { findByWamid, getMessage, type MessageStatus } from './repository.ts';
-import { eventData } from './events.ts';
+import { findByWamid, getMessage, type Message, type MessageStatus } from './repository.ts';
+import { clientCallbackData, eventData } from './events.ts';
 import { webhookTime } from './inbound.ts';
 import { settleSent } from './send-state.ts';
 
@@ -44,13 +44,10 @@ const EVENT = new Map<string, EventName>([
 
 /**
  * What the Cloud API said, unchanged: the status object (pricing, conversation, errors[].error_data...) as
- * `statuses`, like `message.received` carries `messages`; and the client's `biz_opaque_callback_data` of the send
- * (the value the service puts there itself when the client set none, the message id, is not the client's).
+ * `statuses`, like `message.received` carries `messages`; and the client's `biz_opaque_callback_data` of the send.
  */
-const upstreamStatus = (status: Record<string, any>, message: { id: string; payload: Record<string, unknown> }) => {
-  const opaque = status.biz_opaque_callback_data ?? message.payload?.biz_opaque_callback_data;
-  return { statuses: [status], ...(opaque !== undefined && opaque !== message.id ? { biz_opaque_callback_data: opaque } : {}) };
-};
+const upstreamStatus = (status: Record<string, any>, message: Message) =>
+  ({ statuses: [status], ...clientCallbackData(message, status.biz_opaque_callback_data) });
 
 export async function applyStatus(businessId: string, status: Record<string, any>): Promise<StatusOutcome> {
   const next = String(status.status ?? '');
@@ -61,18 +58,23 @@ export async function applyStatus(businessId: string, status: Record<string, any
   if (pointer.businessId !== businessId) return 'ignored';
   const message = await getMessage(businessId, pointer.messageId);
   if (!message || message.direction !== 'outbound' || !from.includes(message.status)) return 'ignored';
+  // A status of an earlier attempt (the wamid of a send that failed, then was retried) says nothing of this one.
+  if (message.wamid !== String(status.id)) return 'ignored';
 
   const at = webhookTime(status.timestamp);
   const now = new Date().toISOString();
   const sets = ['#status = :next', 'updatedAt = :now', `${next}At = :at`];
-  const values: Record<string, unknown> = { ':next': next, ':now': now, ':at': at };
+  const values: Record<string, unknown> = { ':next': next, ':now': now, ':at': at, ':wamid': message.wamid };
   // A read receipt implies delivery, even when the delivered webhook comes later (or never).
   if (next === 'read') sets.push('deliveredAt = if_not_exists(deliveredAt, :at)');
   let error: Record<string, unknown> | undefined;
   if (next === 'failed') {
     const e = (status.errors as Record<string, any>[] | undefined)?.[0];
     const code = Number(e?.code) || undefined;
-    const mapped = toDeliveryError(new UpstreamError(String(e?.message ?? e?.title ?? 'Message failed'), 400, code, e?.error_data?.details, false));
+    const mapped = code === undefined
+      // Meta's schema makes `errors` optional: without a code there is none to report (not the HTTP status of a call).
+      ? { code: null, error: 'upstream_error', message: String(e?.message ?? e?.title ?? 'The upstream platform reported the message as failed, without an error code') }
+      : toDeliveryError(new UpstreamError(String(e?.message ?? e?.title ?? 'Message failed'), 400, code, e?.error_data?.details, false));
     error = { code: mapped.code, error: mapped.error, message: mapped.message, ...(e?.title ? { title: e.title } : {}), ...(e?.error_data?.details ? { details: e.error_data.details } : {}) };
     sets.push('#error = :error');
     values[':error'] = error;
@@ -86,7 +88,8 @@ export async function applyStatus(businessId: string, status: Record<string, any
           TableName: table(),
           Key: keys.message(businessId, message.id),
           UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')})`,
+          // The same attempt still: its wamid, and no retry under way (a retry's attempt keeps the old wamid until it settles).
+          ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')}) AND wamid = :wamid AND attribute_not_exists(sendAttempt)`,
           ExpressionAttributeNames: { '#status': 'status', ...(error ? { '#error': 'error' } : {}) },
           ExpressionAttributeValues: values,
         },

@@ -208,7 +208,7 @@ export const eventData: Record<string, unknown> = {
   'message.failed': messageEvent({ failed_at: time, error: obj({ code: str, error: str, message: str }) }),
   'conversation.created': obj({ conversation_id: uuid, contact_id: uuid }, ['conversation_id']),
   'conversation.assigned': obj({ conversation_id: uuid, contact_id: uuid, agent_id: uuid, previous_agent_id: nullable(uuid), assigned_at: time }, ['conversation_id', 'agent_id']),
-  'conversation.unassigned': obj({ conversation_id: uuid, contact_id: uuid, previous_agent_id: nullable(uuid), unassigned_at: time }, ['conversation_id']),
+  'conversation.unassigned': obj({ conversation_id: uuid, contact_id: uuid, agent_id: { type: 'null' }, previous_agent_id: nullable(uuid), unassigned_at: time }, ['conversation_id']),
   'conversation.closed': obj({ conversation_id: uuid, contact_id: uuid, closed_at: time }, ['conversation_id']),
   'contact.created': obj({ contact_id: uuid, phone_number: str, contact: ref('Contact'), created_at: time }, ['contact_id']),
   'contact.updated': obj({ contact_id: uuid, phone_number: str, changed_fields: { type: 'array', items: str }, contact: ref('Contact'), updated_at: time }, ['contact_id']),

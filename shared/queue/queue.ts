@@ -86,6 +86,8 @@ export class QueueBatchError extends Error {
 /** SQS's limits per SendMessageBatch request (a literal: an expression would keep this module in every bundle). */
 const BATCH_ENTRIES = 10;
 const BATCH_BYTES = 1_048_576;
+/** SQS's limit on one message (body and attributes). */
+export const MAX_MESSAGE_BYTES = 1_048_576;
 
 const entryBytes = (e: SendMessageBatchRequestEntry) =>
   Buffer.byteLength(e.MessageBody ?? '') + Object.entries(e.MessageAttributes ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v.StringValue ?? '') + 'String'.length, 0);

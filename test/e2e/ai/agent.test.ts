@@ -86,20 +86,27 @@ describe('the AI agent over the local stack', () => {
     expect(bodies[1]).toContain('after the pause');
   });
 
-  it('pauses the agent when a person replies through the API', async () => {
+  it('keeps answering after a person replies through the API, unless the business set a handoff pause', async () => {
     // Prepare
     const t = await tenant();
-    const from = randomPhone();
-    await t.inbound(from, 'hello');
+    const [plain, handedOff] = [randomPhone(), randomPhone()];
+    await t.inbound(plain, 'hello');
 
-    // Act
-    const human = await t.call('POST', '/messages/v1', { to: from, content: 'Hi, this is Ana from the team.' });
-    await t.inbound(from, 'thanks Ana');
+    // Act: a human reply without an ai object (the contract pauses only with ai.pause)
+    const human = await t.call('POST', '/messages/v1', { to: plain, content: 'Hi, this is Ana from the team.' });
+    await t.inbound(plain, 'thanks Ana');
+    // The business asks for a 5-minute pause after every human reply
+    expect((await t.call('PATCH', '/agent/v1/settings', { handoffPauseMinutes: 5 })).status).toBe(200);
+    await t.inbound(handedOff, 'hello');
+    const handoff = await t.call('POST', '/messages/v1', { to: handedOff, content: 'Hi, this is Ana from the team.' });
+    await t.inbound(handedOff, 'thanks Ana');
 
     // Assess
-    expect(human.status).toBe(200);
-    expect(await aiReplies(from)).toHaveLength(1);
-    const conversation = (await t.call('GET', `/conversations/v1/${human.body.data.conversationId}`)).body.conversation;
+    expect([human.status, handoff.status]).toEqual([200, 200]);
+    expect(await aiReplies(plain)).toHaveLength(2);
+    expect((await t.call('GET', `/conversations/v1/${human.body.data.conversationId}`)).body.conversation.aiPausedUntil).toBeNull();
+    expect(await aiReplies(handedOff)).toHaveLength(1);
+    const conversation = (await t.call('GET', `/conversations/v1/${handoff.body.data.conversationId}`)).body.conversation;
     expect(Math.round((Date.parse(conversation.aiPausedUntil) - Date.now()) / 60_000)).toBe(5);
   });
 

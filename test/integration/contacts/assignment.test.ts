@@ -46,7 +46,7 @@ describe('agent assignment through contacts', () => {
       expect.objectContaining({ conversation_id: conversation.id, agent_id: bo.id, previous_agent_id: ana.id }),
     ]);
     expect(eventsOf(t.businessId, 'conversation.unassigned').map((e) => e.data)).toEqual([
-      expect.objectContaining({ conversation_id: conversation.id, contact_id: contact.id, previous_agent_id: bo.id }),
+      expect.objectContaining({ conversation_id: conversation.id, contact_id: contact.id, agent_id: null, previous_agent_id: bo.id }),
     ]);
   });
 

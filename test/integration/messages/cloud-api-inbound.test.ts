@@ -57,6 +57,59 @@ describe('inbound webhooks reach message.received unchanged', () => {
     const messages = h.events(t.businessId).filter((e) => e.event === 'message.received').map((e) => e.data.messages[0]);
     expect(messages).toEqual([order, system]);
   });
+
+  it("gives each message of a batched change its own sender's contact entry, and none Meta did not send", async () => {
+    // Prepare: two senders in one change, and Meta's system message example (user_changed_number, no contacts)
+    const t = await h.newTenant();
+    const [a, b] = [randomPhone().slice(1), randomPhone().slice(1)];
+    const contacts = [{ profile: { name: 'A' }, wa_id: a }, { profile: { name: 'B' }, wa_id: b }];
+    const text = (from: string) => ({ from, id: `wamid.t${from}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: `from ${from}` } });
+    const system = { from: a, id: `wamid.s${a}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'system', system: { body: 'NAME changed from 1 to 2', new_wa_id: '16505551234', type: 'user_changed_number' } };
+
+    // Act
+    await webhook(t.phoneNumberId, { contacts, messages: [text(a), text(b)] });
+    await webhook(t.phoneNumberId, { messages: [system] });
+
+    // Assess
+    const received = h.events(t.businessId).filter((e) => e.event === 'message.received').map((e) => e.data);
+    expect(received.map((d) => [d.messages[0].id, d.contacts])).toEqual([
+      [`wamid.t${a}`, [contacts[0]]],
+      [`wamid.t${b}`, [contacts[1]]],
+      [`wamid.s${a}`, undefined],
+    ]);
+  });
+});
+
+describe('a body larger than a queue message (Meta sends up to 3 MB)', () => {
+  it('is acknowledged and every message and status in it is processed', async () => {
+    // Prepare: a sent message, then 1.5 MB of one change: an incoming message and 300 statuses of 5 KB each
+    const t = await h.newTenant();
+    const to = randomPhone();
+    await h.inbound(t.phoneNumberId, to);
+    expect(await h.drain()).toBe(0);
+    const wamid = (await h.send(t.apiKey, { to, content: 'hola' })).body.messages[0].wamid;
+    const from = randomPhone().slice(1);
+    const now = String(Math.floor(Date.now() / 1000));
+    const statuses = Array.from({ length: 300 }, (_, i) => ({ id: wamid, status: i === 299 ? 'read' : 'delivered', timestamp: now, recipient_id: to.slice(1), padding: 'x'.repeat(5000) }));
+    const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'waba', changes: [{ field: 'messages', value: {
+      messaging_product: 'whatsapp', metadata: { display_phone_number: '15550001234', phone_number_id: t.phoneNumberId },
+      contacts: [{ profile: { name: 'Big' }, wa_id: from }],
+      messages: [{ from, id: `wamid.big${from}`, timestamp: now, type: 'text', text: { body: 'in a big body' } }],
+      statuses,
+    } }] }] });
+    expect(Buffer.byteLength(raw)).toBeGreaterThan(1_048_576);
+
+    // Act
+    const res = await h.invoke('POST /webhooks/upstream', { rawBody: raw, headers: { 'x-hub-signature-256': signatureOf(raw, TEST_UPSTREAM.appSecret) } });
+    const failures = await h.drain();
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect(failures).toBe(0);
+    const received = h.events(t.businessId).filter((e) => e.event === 'message.received').map((e) => e.data);
+    expect(received.at(-1)).toMatchObject({ messages: [{ text: { body: 'in a big body' } }], contacts: [{ wa_id: from }] });
+    expect(h.events(t.businessId).filter((e) => ['message.delivered', 'message.read'].includes(e.event)).map((e) => e.event)).toEqual(['message.delivered', 'message.read']);
+  });
 });
 
 describe('a customer who writes by username, without a number', () => {
@@ -110,6 +163,8 @@ describe('status webhooks reach the status events unchanged', () => {
     expect(await h.drain()).toBe(0);
 
     // Assess
+    const messageSent = h.events(t.businessId).find((e) => e.event === 'message.sent');
+    expect(messageSent?.data.biz_opaque_callback_data).toBe('order-1042');
     const delivered = h.events(t.businessId).find((e) => e.event === 'message.delivered');
     expect(delivered?.data.biz_opaque_callback_data).toBe('order-1042');
     expect(delivered?.data.statuses).toEqual([expect.objectContaining({
@@ -117,6 +172,21 @@ describe('status webhooks reach the status events unchanged', () => {
       conversation: expect.objectContaining({ id: expect.any(String), origin: { type: 'service' } }),
       pricing: expect.objectContaining({ pricing_model: 'PMP', category: 'service' }),
     })]);
+  });
+
+  it("carries the client's biz_opaque_callback_data in the message.failed of a send refused upstream, and none of its own", async () => {
+    // Prepare: no inbound message, so a free-form send fails with 131047
+    const t = await h.newTenant();
+
+    // Act
+    const refused = await h.send(t.apiKey, { to: randomPhone(), content: 'no window', biz_opaque_callback_data: 'cb-fail' });
+    const plain = await h.send(t.apiKey, { to: randomPhone(), content: 'no window either' });
+
+    // Assess
+    expect([refused.status, plain.status]).toEqual([400, 400]);
+    const failed = h.events(t.businessId).filter((e) => e.event === 'message.failed');
+    expect(failed.find((e) => e.data.message_id === refused.body.data.id)?.data.biz_opaque_callback_data).toBe('cb-fail');
+    expect(failed.find((e) => e.data.message_id === plain.body.data.id)?.data).not.toHaveProperty('biz_opaque_callback_data');
   });
 
   it('carries errors[].error_data of a failed status in message.failed', async () => {

@@ -184,6 +184,45 @@ describe('delivery statuses', () => {
     expect(failed[0].data).toMatchObject({ message_id: id, wamid, error: { code: '131026' } });
   });
 
+  it('applies a status only to the attempt whose wamid it names: a late one of a retried send changes nothing', async () => {
+    // Prepare: sent as W1, failed, retried and sent as W2
+    const { t, id, wamid: first } = await sentMessage();
+    await h.status(first, 'failed', { code: 131026 });
+    await h.drain();
+    const retry = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
+    expect(retry.status).toBe(200);
+    const second = retry.body.data.messageId as string;
+
+    // Act: the old wamid's statuses again (Meta delivers webhooks at least once), then the new one's
+    await h.status(first, 'failed', { code: 131026 });
+    await h.status(first, 'delivered');
+    await h.drain();
+    const afterOld = await statusOf(t.apiKey, id);
+    await h.status(second, 'delivered');
+    await h.drain();
+
+    // Assess
+    expect(afterOld).toMatchObject({ status: 'sent', wamid: second, error: null });
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'delivered', wamid: second });
+    expect(statusEvents(t.businessId)).toEqual(['message.failed', 'message.delivered']);
+    expect(h.events(t.businessId).find((e) => e.event === 'message.delivered')!.data.wamid).toBe(second);
+  });
+
+  it('reports a failed status without errors (optional in Meta\'s schema) with no code, not an invented one', async () => {
+    // Prepare
+    const { t, id, wamid } = await sentMessage();
+    const body = { object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'messages', value: {
+      metadata: { phone_number_id: t.phoneNumberId }, statuses: [{ id: wamid, status: 'failed', timestamp: String(Math.floor(Date.now() / 1000)) }],
+    } }] }] };
+
+    // Act
+    expect(await h.runWorker([JSON.stringify(body)])).toBe(0);
+
+    // Assess
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'failed', error: { code: null, error: 'upstream_error', message: expect.any(String) } });
+    expect(h.events(t.businessId).find((e) => e.event === 'message.failed')!.data.error).toMatchObject({ code: null });
+  });
+
   it('ignores a status named like an Object.prototype member (constructor, __proto__, toString): no worker failure, no change', async () => {
     // Prepare
     const { t, id, wamid } = await sentMessage();
@@ -207,6 +246,25 @@ describe('delivery statuses', () => {
     old.entry[0].changes[0].value.statuses[0].timestamp = String(Math.floor(Date.now() / 1000) - 3600);
     expect(await h.runWorker([JSON.stringify(fresh)])).toBe(1);
     expect(await h.runWorker([JSON.stringify(old)])).toBe(0);
+  });
+
+  it('processes every other part of a body before asking again for a status it does not know yet', async () => {
+    // Prepare: a fresh status of a wamid not stored yet, then an incoming message, in one body
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const now = String(Math.floor(Date.now() / 1000));
+    const meta = { phone_number_id: t.phoneNumberId };
+    const body = { object: 'whatsapp_business_account', entry: [
+      { id: 'w', changes: [{ field: 'messages', value: { metadata: meta, statuses: [{ id: 'wamid.notyet2', status: 'delivered', timestamp: now }] } }] },
+      { id: 'w', changes: [{ field: 'messages', value: { metadata: meta, contacts: [{ profile: { name: 'Eve' }, wa_id: from }], messages: [{ from, id: `wamid.after${from}`, timestamp: now, type: 'text', text: { body: 'behind an unknown status' } }] } }] },
+    ] };
+
+    // Act
+    const failures = await h.runWorker([JSON.stringify(body)]);
+
+    // Assess: asked again for the status, and the message is in already
+    expect(failures).toBe(1);
+    expect(h.events(t.businessId).filter((e) => e.event === 'message.received').map((e) => e.data.messages[0].text.body)).toEqual(['behind an unknown status']);
   });
 
   it('drops a fresh status still unknown at the queue\'s last receive (a message this service never sent), not into the dead-letter queue', async () => {
