@@ -28,6 +28,8 @@ export const email = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v
  * a record would drop silently are refused first, so that no value given is lost.
  */
 export const customFields = v.pipe(
+  // valibot's record takes an array as an object without keys.
+  v.custom<unknown>((x) => !Array.isArray(x), 'must be an object of scalar values'),
   v.custom<unknown>((x) => unstorableKeysOf(x).length === 0, `custom field names may not be ${UNSTORABLE_KEYS.join(', ')}`),
   v.record(
     v.pipe(v.string(), v.minLength(1, 'keys must not be empty'), v.maxLength(100, 'keys have at most 100 characters')),

@@ -15,7 +15,7 @@ import { logger } from '#shared/log/logger.ts';
 import { ConfigurationError } from '#shared/settings/env.ts';
 import { ApiError, validationError, type FieldErrors } from './errors.ts';
 import type { AuthContext } from '#shared/auth/context.ts';
-import { jsonBody, multipartBody, type BodyKind } from './middleware/body.ts';
+import { jsonBody, multipartBody, unusedBody, type BodyKind } from './middleware/body.ts';
 import { json, type HandlerResult, type Reply } from './reply.ts';
 import { state } from './state.ts';
 import { toFieldErrors } from './validation.ts';
@@ -150,6 +150,8 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
   for (const guard of guards(route)) stack.use(guard);
   if (bodyKind === 'json') stack.use(jsonBody());
   if (bodyKind === 'multipart') stack.use(multipartBody());
+  // A POST without a body refuses one that is not JSON (public endpoints read theirs: the upstream receiver checks its signature first).
+  if (bodyKind === 'none' && route.method !== 'GET' && route.method !== 'DELETE' && route.scope !== null) stack.use(unusedBody());
 
   return { handler: stack.handler(core), spec: { ...spec, method: route.method, path: route.path, scope: route.scope, bodyKind } };
 }

@@ -8,7 +8,11 @@ export const { handler, spec } = endpoint(
     route: 'POST /user-webhooks',
     summary: 'Create a webhook subscription',
     body: createBody,
-    responses: { 201: '{ data: { id, name, url, events, secret, createdAt } }', 400: 'validation_error (unknown event names, URL not allowed)' },
+    responses: {
+      201: '{ data: { id, name, url, events, secret, createdAt } }',
+      400: 'validation_error (unknown event names, URL not allowed); limit_reached (16 subscriptions a business)',
+      409: 'duplicate_webhook (a subscription with this URL and these events exists: existing_webhook_id)',
+    },
   },
   async ({ auth, body }) => ({ status: 201, body: { data: await createSubscription(auth.businessId, body) } }),
 );

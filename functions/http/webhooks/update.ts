@@ -10,7 +10,7 @@ export const { handler, spec } = endpoint(
     summary: 'Update a webhook subscription',
     params: idParams,
     body: updateBody,
-    responses: { 200: '{ data: subscription }', 400: 'validation_error', 404: 'not_found' },
+    responses: { 200: '{ data: subscription }', 400: 'validation_error', 404: 'not_found', 409: 'duplicate_webhook (another subscription has this URL and these events)' },
   },
   async ({ auth, params, body }) => ({ status: 200, body: { data: await updateSubscriptionFields(auth.businessId, params.id, body) } }),
 );

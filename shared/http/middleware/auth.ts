@@ -13,7 +13,8 @@ import { logger } from '#shared/log/logger.ts';
 
 export const authenticate = async (authorization: string | undefined): Promise<AuthContext> => {
   if (!authorization) throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>"');
-  const match = /^Bearer (\S+)$/.exec(authorization.trim());
+  // The scheme is case-insensitive (RFC 9110 §11.1).
+  const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
   if (!match) throw unauthorized('Malformed Authorization header; expected "Bearer <API_KEY>"');
   const apiKey = match[1];
   if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized('Invalid API key format');

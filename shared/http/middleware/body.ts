@@ -1,6 +1,7 @@
 /**
  * Body parsing. JSON routes: base64 decoding, a size cap, and a 400 `invalid_json` for anything that is
- * not JSON. Multipart routes (media upload): busboy through @middy/http-multipart-body-parser, with a
+ * not JSON (a JSON body is taken whatever its Content-Type says: `fetch` sends a string as text/plain, curl's -d
+ * as a form). Routes without a body refuse one that is not JSON the same way, and ignore a JSON one. Multipart routes (media upload): busboy through @middy/http-multipart-body-parser, with a
  * 400 `validation_error` for JSON or a broken form. The multipart parser is loaded on the first multipart request
  * (see shared/lang/on-first-use.ts): only the upload functions run it.
  */
@@ -28,15 +29,24 @@ export const jsonBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
     if (raw.length > MAX_JSON_BYTES) {
       throw new ApiError(413, { error: 'payload_too_large', message: `JSON bodies are limited to ${MAX_JSON_BYTES} bytes` });
     }
-    const type = contentType(request.event);
-    if (type && !type.includes('json')) {
-      throw invalidJson(`Expected Content-Type application/json, got ${type.split(';')[0]}`);
-    }
-    try {
-      state(request.event).body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      throw invalidJson();
-    }
+    state(request.event).body = parseJson(raw, request.event);
+  },
+});
+
+function parseJson(raw: Buffer, event: APIGatewayProxyEventV2): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    const type = contentType(event).split(';')[0];
+    throw invalidJson(type && !type.includes('json') ? `The body is not JSON (sent as ${type}); send JSON with Content-Type application/json` : undefined);
+  }
+}
+
+/** A route that takes no body: one sent anyway is ignored when it is JSON (`{}`), refused when it is not. */
+export const unusedBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
+  before: async (request) => {
+    const raw = rawBytes(request.event);
+    if (raw && raw.length <= MAX_JSON_BYTES && raw.toString('utf8').trim() !== '') parseJson(raw, request.event);
   },
 });
 

@@ -347,6 +347,28 @@ describe('authentication and generic errors', () => {
     const revoked = await call(`Bearer ${narrow.apiKey}`);
     expect(revoked.status).toBe(401);
     expect(await revoked.json()).toEqual(unauthorized);
+    // The scheme is case-insensitive (RFC 9110).
+    expect((await call(`bearer ${t.apiKey}`)).status).toBe(200);
+    expect((await call(`BEARER ${t.apiKey}`)).status).toBe(200);
+  });
+
+  it('takes a JSON body whatever its Content-Type says (fetch sends a string as text/plain), and refuses one that is not JSON', async () => {
+    // Prepare
+    const t = await m.tenant();
+    const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${m.stack.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${t.apiKey}`, ...headers }, body });
+
+    // Act
+    const asText = await post('/funnel/v1/stages', JSON.stringify({ name: 'Sent as text' }));
+    const asForm = await post('/funnel/v1/stages', JSON.stringify({ name: 'Sent as a form' }), { 'content-type': 'application/x-www-form-urlencoded' });
+    const formData = await post('/funnel/v1/stages', 'name=Form', { 'content-type': 'application/x-www-form-urlencoded' });
+
+    // Assess
+    expect(asText.headers.get('content-type')).toMatch(/json/);
+    expect([asText.status, ((await asText.json()) as any).stage?.name]).toEqual([201, 'Sent as text']);
+    expect([asForm.status, ((await asForm.json()) as any).stage?.name]).toEqual([201, 'Sent as a form']);
+    expect(formData.status).toBe(400);
+    expect(await formData.json()).toEqual({ error: 'invalid_json', message: expect.stringContaining('application/x-www-form-urlencoded') });
   });
 
   it('answers unknown routes 404, wrong methods 405 and non-JSON bodies 400 invalid_json', async () => {
@@ -361,6 +383,14 @@ describe('authentication and generic errors', () => {
       expect([path, res.status]).toEqual([path, 400]);
       expect(res.body).toEqual({ error: 'invalid_json', message: expect.any(String) });
     }
+    // A route that takes no body: a JSON one is ignored, one that is not JSON refused.
+    const segment = await t.call('POST', '/segments', { name: 'Evaluated', type: 'dynamic', rules: { version: 3, filters: { tags: { any: ['vip'] } } } });
+    expect(segment.status).toBe(201);
+    const evaluate = (body: string) => t.call('POST', `/segments/${segment.body.data.id}/evaluate`, body);
+    expect((await evaluate('{}')).status).toBe(200);
+    const broken = await evaluate('{bad');
+    expect(broken.status).toBe(400);
+    expect(broken.body).toEqual({ error: 'invalid_json', message: expect.any(String) });
   });
 });
 

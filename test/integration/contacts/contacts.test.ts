@@ -45,6 +45,7 @@ describe('contacts CRUD', () => {
     [{ phone_number: '+14155550124', email: 'nope' }, 'email'],
     [{ phone_number: '+14155550124', tags: 'vip' }, 'tags'],
     [{ phone_number: '+14155550124', custom_fields: { nested: { a: 1 } } }, 'custom_fields.nested'],
+    [{ phone_number: '+14155550124', custom_fields: [] }, 'custom_fields'],
     [{ phone_number: '+14155550124', assigned_agent_id: '00000000-0000-4000-8000-000000000000' }, 'assigned_agent_id'],
     [{}, 'phone_number'],
   ])('answers 400 validation_error for %j', async (body, field) => {
