@@ -126,13 +126,20 @@ const stageNotEmpty = (count: number) =>
     contact_count: count,
   });
 
+/** 403 when one of the ids is another account's stage (the contract's rule for every resource), else 404 naming them. */
+async function unknownStages(bid: string, invalid: string[]): Promise<ApiError> {
+  const notFoundError = notFound('Some stage ids do not belong to this funnel', { invalid_ids: invalid });
+  const answers = await Promise.all(invalid.slice(0, MAX_STAGES).map((id) => missingRecord('stage', id.toLowerCase(), bid, notFoundError)));
+  return answers.find((e) => e.status === 403) ?? notFoundError;
+}
+
 export async function reorderStages(bid: string, stageIds: string[]): Promise<FunnelStage[]> {
   const ids = stageIds.map((id) => id.toLowerCase());
   return optimistic(async () => {
     const ordered = await listRankedStages(bid, true);
     const byId = new Map(ordered.map((s) => [s.id, s]));
     const invalid = stageIds.filter((_, i) => !byId.has(ids[i]));
-    if (invalid.length > 0) throw notFound('Some stage ids do not belong to this funnel', { invalid_ids: invalid });
+    if (invalid.length > 0) throw await unknownStages(bid, invalid);
     const listed = new Set(ids);
     // Listed stages first in the given order, then the others in their current relative order.
     const next = [...ids.map((id) => byId.get(id)!), ...ordered.filter((s) => !listed.has(s.id))];

@@ -145,7 +145,7 @@ const probes: Record<string, Probe[]> = {
   'POST /media/v1/uploads/{id}/complete': [{ kind: 'foreign', path: () => `/media/v1/uploads/${ids.upload}/complete`, want: () => notFound(`Upload ${ids.upload} not found`) }],
   'GET /funnel/v1/stages': [{ kind: 'own', path: () => '/funnel/v1/stages', want: () => ({ status: 200, body: { stages: [] } }) }],
   'POST /funnel/v1/stages': [{ kind: 'own', path: () => '/funnel/v1/stages', body: () => ({ name: 'B stage', position: 0 }), want: () => ({ status: 201, body: { stage: expect.objectContaining({ name: 'B stage', position: 0, contact_count: 0 }) } }) }],
-  'PATCH /funnel/v1/stages/reorder': [{ kind: 'foreign', path: () => '/funnel/v1/stages/reorder', body: () => ({ stage_ids: [ids.stage2, ids.stage] }), want: () => ({ status: 404, body: { error: 'not_found', message: 'Some stage ids do not belong to this funnel', invalid_ids: [ids.stage2, ids.stage] } }) }],
+  'PATCH /funnel/v1/stages/reorder': [{ kind: 'foreign', path: () => '/funnel/v1/stages/reorder', body: () => ({ stage_ids: [ids.stage2, ids.stage] }), want: () => forbidden('funnel stage') }],
   'GET /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage}`, want: () => forbidden('funnel stage') }],
   'PATCH /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage}`, body: () => ({ name: 'hijacked' }), want: () => forbidden('funnel stage') }],
   'DELETE /funnel/v1/stages/{id}': [{ kind: 'foreign', path: () => `/funnel/v1/stages/${ids.stage2}`, want: () => forbidden('funnel stage') }],

@@ -101,7 +101,7 @@ describe('funnel stages', () => {
     }
   });
 
-  it('reorders: listed first in order, unlisted keep their relative order; unknown ids give 404 invalid_ids', async () => {
+  it('reorders: listed first in order, unlisted keep their relative order; unknown ids give 404 invalid_ids, another account\'s 403', async () => {
     const t = await newTenant();
     const ids: string[] = [];
     for (const name of ['A', 'B', 'C', 'D']) ids.push((await create(t.apiKey, { name })).body.stage.id);
@@ -111,12 +111,18 @@ describe('funnel stages', () => {
     const bad = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: { stage_ids: [ids[0], unknown] } });
     const dup = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: { stage_ids: [ids[0], ids[0]] } });
     const missing = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: {} });
+    const other = await newTenant();
+    const theirs = (await create(other.apiKey, { name: 'Theirs' })).body.stage.id;
+    const foreign = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: { stage_ids: [ids[0], theirs] } });
 
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.stages.map((s: any) => [s.name, s.position])).toEqual([['D', 0], ['B', 1], ['A', 2], ['C', 3]]);
     expect(bad.status).toBe(404);
     expect(bad.body).toEqual({ error: 'not_found', message: expect.any(String), invalid_ids: [unknown] });
+    // Another account's stage: 403, as for every other resource (contract, Authentication).
+    expect(foreign.status).toBe(403);
+    expect(foreign.body).toEqual({ error: 'forbidden', message: expect.any(String) });
     expect(dup.status).toBe(400);
     expect(missing.status).toBe(400);
     expect(missing.body.details.stage_ids).toBeDefined();
