@@ -37,6 +37,15 @@ export async function closeConversation(businessId: string, id: string): Promise
         },
       },
     ];
+    // The 24-hour window is the customer's, not the conversation's: the next conversation starts with it.
+    if (current.lastInboundAt) {
+      items.push({
+        Put: {
+          TableName: table(),
+          Item: { ...keys.closedConversationOfContact(businessId, current.contactId), type: 'closedConversation', conversationId: id, lastInboundAt: current.lastInboundAt },
+        },
+      });
+    }
     if (current.assignedAgentId) {
       items.push({
         Update: {

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { queryIndexPage } from '#shared/store/query.ts';
+import { batchGetAll } from '#shared/store/batch.ts';
 import { keys } from '#shared/store/keys.ts';
 import { commit, newEvent, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
 import { getAgent } from '#shared/team/repository.ts';
@@ -72,9 +73,15 @@ export async function getConversation(businessId: string, id: string): Promise<C
   return Item ? toConversation(Item) : undefined;
 }
 
-export async function findOpenConversationId(businessId: string, contactId: string): Promise<string | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.openConversationOfContact(businessId, contactId), ConsistentRead: true }));
-  return Item?.conversationId as string | undefined;
+/**
+ * The contact's open conversation, and the customer's last inbound message in their last closed one (the window a
+ * new conversation starts with), in one request.
+ */
+async function conversationPointers(businessId: string, contactId: string): Promise<{ openId?: string; lastInboundAt: string | null }> {
+  const wanted = [keys.openConversationOfContact(businessId, contactId), keys.closedConversationOfContact(businessId, contactId)];
+  const items = await batchGetAll(wanted);
+  const item = (sk: string) => items.find((it) => it.sk === sk);
+  return { openId: item(wanted[0].sk)?.conversationId as string | undefined, lastInboundAt: (item(wanted[1].sk)?.lastInboundAt as string | undefined) ?? null };
 }
 
 const isConditionFailure = (err: unknown) =>
@@ -87,9 +94,9 @@ const isConditionFailure = (err: unknown) =>
  */
 export async function findOrCreateConversation(businessId: string, contact: Contact): Promise<{ conversation: Conversation; created: boolean }> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const existingId = await findOpenConversationId(businessId, contact.id);
-    if (existingId) {
-      const existing = await getConversation(businessId, existingId);
+    const pointers = await conversationPointers(businessId, contact.id);
+    if (pointers.openId) {
+      const existing = await getConversation(businessId, pointers.openId);
       if (existing) return { conversation: existing, created: false };
     }
     const now = new Date().toISOString();
@@ -105,7 +112,7 @@ export async function findOrCreateConversation(businessId: string, contact: Cont
       aiMode: 'auto',
       aiPausedUntil: null,
       lastMessageAt: null,
-      lastInboundAt: null,
+      lastInboundAt: pointers.lastInboundAt,
       lastOutboundAt: null,
       createdAt: now,
       updatedAt: now,

@@ -130,6 +130,8 @@ export const keys = {
   }),
   conversationsByRecencyPk: (bid: string) => `${biz(bid)}#CONVS`,
   openConversationOfContact: (bid: string, contactId: string): Key => ({ pk: biz(bid), sk: `CCONV#${contactId}` }),
+  /** The window of a contact's last closed conversation (its last inbound message), for the conversation that follows. */
+  closedConversationOfContact: (bid: string, contactId: string): Key => ({ pk: biz(bid), sk: `CCLOSED#${contactId}` }),
 
   message: (bid: string, messageId: string): Key => ({ pk: biz(bid), sk: `MSG#${messageId}` }),
   messagePrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'MSG#' }),

@@ -11,8 +11,20 @@ import { Webhook } from 'standardwebhooks';
 /** A new signing secret: `whsec_` + base64 of 32 random bytes (the Standard Webhooks secret format). */
 export const newSecret = (): string => `whsec_${randomBytes(32).toString('base64')}`;
 
-/** The exact bytes sent: compact JSON, the same string a receiver gets from JSON.stringify(JSON.parse(body)). */
-export const serializePayload = (event: string, data: unknown): string => JSON.stringify({ event, data });
+/** Objects with their members in name order, at every depth (arrays keep theirs). */
+const canonical = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value === null || typeof value !== 'object') return value;
+  const obj = value as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(obj).sort().map((k) => [k, canonical(obj[k])]));
+};
+
+/**
+ * The exact bytes sent: compact JSON `{ event, data }`, the same string a receiver gets from
+ * JSON.stringify(JSON.parse(body)). `data`'s members go in name order, so that every attempt of a delivery
+ * carries the same bytes (a retry reads the data back from the table, which keeps no member order).
+ */
+export const serializePayload = (event: string, data: unknown): string => JSON.stringify({ event, data: canonical(data) });
 
 export const hexSignature = (body: string, secret: string): string => createHmac('sha256', secret).update(body, 'utf8').digest('hex');
 

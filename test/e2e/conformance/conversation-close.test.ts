@@ -78,3 +78,20 @@ it('closes a conversation, emits conversation.closed once, frees the agent, and 
   ]);
   expect((await api('POST', '/conversations/v1/00000000-0000-4000-8000-000000000000/close')).status).toBe(404);
 }, 60_000);
+
+it('keeps the customer\'s 24-hour window in the conversation a send opens after a close', async () => {
+  // Prepare: the customer writes, then the conversation is closed
+  const from = '+5215599990002';
+  await inbound(from);
+  const before = (await api('GET', '/conversations/v1')).body.conversations.find((c: any) => c.phoneNumber === from);
+  expect((await api('POST', `/conversations/v1/${before.id}/close`)).status).toBe(200);
+
+  // Act: the business writes first
+  const sent = await api('POST', '/messages/v1', { to: from, content: 'after close' });
+  const next = await api('GET', `/conversations/v1/${sent.body.data.conversationId}`);
+
+  // Assess
+  expect(sent.status).toBe(200);
+  expect(sent.body.data.conversationId).not.toBe(before.id);
+  expect(next.body.conversation).toMatchObject({ windowOpen: true, windowExpiresAt: before.windowExpiresAt, lastInboundAt: before.lastInboundAt });
+}, 60_000);

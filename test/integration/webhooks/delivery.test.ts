@@ -112,7 +112,8 @@ describe('webhook delivery', () => {
     const s = await subscribe(t, r.url);
 
     // Act
-    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'c-retry' })]);
+    // Members out of name order, at two depths: every attempt must carry the same bytes all the same.
+    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'c-retry', name: 'Ana', position: 2, color: '#10b981', created_at: 'now', updated_at: 'now', a_later: { z: 1, b: [{ y: 2, c: 3 }] } })]);
     await r.waitFor(4);
     await queues.idle();
 
@@ -120,6 +121,7 @@ describe('webhook delivery', () => {
     const ids = r.received.map((x) => x.headers['x-webhook-id']);
     expect(new Set(ids).size).toBe(1);
     expect(r.received).toHaveLength(4);
+    expect(new Set(r.received.map((x) => x.body)).size).toBe(1);
     for (const x of r.received) expect(verifyHex(x.body, x.headers['x-webhook-signature'], s.secret)).toBe(true);
     // Backoff: each gap at least the previous one's base (0.05 s, ×2, -20 % jitter), less 5 ms: the gaps are measured
     // where the attempts arrive, so one attempt's connection time can shorten the next gap by a few milliseconds.
@@ -129,7 +131,7 @@ describe('webhook delivery', () => {
     const list = await deliveries(t, s.id);
     expect(list.data).toHaveLength(1);
     const d = list.data[0];
-    expect(d).toMatchObject({ id: ids[0], event: 'contact.created', status: 'delivered', attemptCount: 4, payload: { event: 'contact.created', data: { contact_id: 'c-retry' } } });
+    expect(d).toMatchObject({ id: ids[0], event: 'contact.created', status: 'delivered', attemptCount: 4, payload: { event: 'contact.created', data: { contact_id: 'c-retry', name: 'Ana', position: 2, color: '#10b981', created_at: 'now', updated_at: 'now', a_later: { z: 1, b: [{ y: 2, c: 3 }] } } } });
     expect(d.attempts.map((a: any) => a.statusCode)).toEqual([500, 500, 500, 200]);
     expect(d.attempts.map((a: any) => a.attempt)).toEqual([1, 2, 3, 4]);
     for (const a of d.attempts) {
