@@ -24,31 +24,37 @@ if (!process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
 // A local DynamoDB holds the local stack's table unless told otherwise; a deployed table must be named (TABLE_NAME).
 if (process.env.DYNAMODB_ENDPOINT) process.env.TABLE_NAME ??= 'wa-crm';
 
-const [command, ...rest] = process.argv.slice(2);
-const { values } = parseArgs({
-  args: rest,
-  options: {
-    name: { type: 'string' },
-    business: { type: 'string' },
-    scopes: { type: 'string' },
-    'key-id': { type: 'string' },
-    email: { type: 'string' },
-    role: { type: 'string' },
-    available: { type: 'string' },
-    'phone-number-id': { type: 'string' },
-    'waba-id': { type: 'string' },
-    'token-stdin': { type: 'boolean' },
-    'token-file': { type: 'string' },
-    // Accepted only to refuse it with the reason (argv is visible to every process and kept in shell history).
-    token: { type: 'string' },
-  },
-  strict: true,
-});
-
 const fail = (message: string): never => {
   process.stdout.write(`${JSON.stringify({ error: message })}\n`);
   process.exit(1);
 };
+
+const [command, ...rest] = process.argv.slice(2);
+const options = {
+  name: { type: 'string' },
+  business: { type: 'string' },
+  scopes: { type: 'string' },
+  'key-id': { type: 'string' },
+  email: { type: 'string' },
+  role: { type: 'string' },
+  available: { type: 'string' },
+  'phone-number-id': { type: 'string' },
+  'waba-id': { type: 'string' },
+  'token-stdin': { type: 'boolean' },
+  'token-file': { type: 'string' },
+  // Accepted only to refuse it with the reason (argv is visible to every process and kept in shell history).
+  token: { type: 'string' },
+} as const;
+
+/** The flags; an unknown or malformed one is the CLI's one-line error too, not a stack trace. */
+function flags() {
+  try {
+    return parseArgs({ args: rest, options, strict: true }).values;
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+}
+const values = flags();
 const need = (flag: keyof typeof values): string => (values[flag] as string | undefined) ?? fail(`--${flag} is required`);
 
 const { createBusiness, getBusiness, moveNumber, PhoneNumberTakenError, setMessagingAccount } = await import('#shared/business/repository.ts');

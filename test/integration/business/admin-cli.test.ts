@@ -92,6 +92,11 @@ it('refuses a taken number with the way out, and move-number hands it over', asy
   expect(taken.out.error).toMatch(new RegExp(`${a.phoneNumberId} belongs to business ${a.businessId}.*move-number`));
   expect(moved.status).toBe(0);
   expect(moved.out).toEqual({ phoneNumberId: a.phoneNumberId, from: a.businessId, to: b.businessId, wabaId: 'waba_b' });
+  // A flag the CLI does not know is its one-line JSON error, not a stack trace.
+  const unknown = await admin(['move-number', '--phone-number-id', a.phoneNumberId, '--to', b.businessId]);
+  expect(unknown.status).toBe(1);
+  expect(unknown.out.error).toMatch(/--to/);
+  expect(unknown.stderr).toBe('');
 }, 120_000);
 
 it('rekey-contacts gives contacts written before the newest-first shard order their new key, once', async () => {
