@@ -82,6 +82,9 @@ const unknownRoute = (event: APIGatewayProxyEventV2) => notFound(`No route for $
 /** The path parameters of every compatible route; a bad version fails here and is answered as an unknown route. */
 export const graphPath = v.object({ version: v.pipe(v.string(), v.regex(GRAPH_VERSION, 'version must be vNN.N')), id: v.string() });
 
+/** A media id's query: Meta acts on it only when it belongs to the phone number named here (when one is). */
+export const mediaQuery = v.looseObject({ phone_number_id: v.optional(v.string()) });
+
 /** The key's business must own the phone number id of the path. */
 export async function requireOwnNumber(businessId: string, phoneNumberId: string, method: string): Promise<void> {
   const own = await requirePhoneNumber(businessId).catch(() => undefined);

@@ -1,12 +1,14 @@
 /**
- * Media on the Cloud-API-compatible paths: an upload names its MIME type (the Cloud API's `type` form field), the
- * service's upload rules apply to the media kind of that type, and a media id reads and deletes like Meta's.
+ * Media on the Cloud-API-compatible paths: an upload's media kind follows its bytes (what they are, whatever the
+ * form's `type` or the part says: Meta's own examples send `type=ogg`), and the service's upload rules apply to it;
+ * a media id reads and deletes like Meta's, also only for the phone number a `phone_number_id` names.
  */
 import { uploadMedia } from '#shared/media/upload-service.ts';
 import { deleteMediaRecord, getMedia } from '#shared/media/repository.ts';
 import { deleteObject, presignGet } from '#shared/media/storage.ts';
 import { upstreamMediaInfo } from '#shared/media/upstream-media.ts';
 import type { MediaType } from '#shared/media/formats.ts';
+import { detectMime } from '#shared/media/detect.ts';
 import { unknownObject } from './graph.ts';
 
 /** How long the `url` of a media id answers (Meta's media URLs are also short-lived). */
@@ -20,30 +22,38 @@ export function mediaTypeOfMime(mime: string): MediaType {
 }
 
 export async function uploadCloudMedia(businessId: string, file: { content: Buffer; filename?: string; mimetype?: string }, declaredType?: string): Promise<{ id: string }> {
-  const mime = (declaredType || file.mimetype || 'application/octet-stream').split(';')[0].trim().toLowerCase();
+  const detected = await detectMime(file.content, file.filename);
+  const mime = (detected?.mime ?? declaredType ?? file.mimetype ?? 'application/octet-stream').split(';')[0].trim().toLowerCase();
   const uploaded = await uploadMedia(businessId, mediaTypeOfMime(mime), file.content, file.filename);
   return { id: uploaded.media_id };
 }
 
-/** `GET /{version}/{media-id}`: the Cloud API's media object, with a short-lived URL of the file. */
-export async function cloudMediaInfo(businessId: string, mediaId: string) {
+/** The business's media record of `mediaId`, when it belongs to the phone number asked about (if one is). */
+async function ownMedia(businessId: string, mediaId: string, phoneNumberId: string | undefined, method: string) {
   const record = await getMedia(businessId, mediaId);
-  if (!record) throw unknownObject(mediaId, 'GET');
+  if (!record || (phoneNumberId !== undefined && record.phoneNumberId !== phoneNumberId)) throw unknownObject(mediaId, method);
+  return record;
+}
+
+/** `GET /{version}/{media-id}`: the Cloud API's media object, with a short-lived URL of the file. */
+export async function cloudMediaInfo(businessId: string, mediaId: string, phoneNumberId?: string) {
+  const record = await ownMedia(businessId, mediaId, phoneNumberId, 'GET');
   const upstream = await upstreamMediaInfo(businessId, record.phoneNumberId, mediaId).catch(() => undefined);
   return {
     messaging_product: 'whatsapp',
     url: await presignGet(record.s3Key, URL_SECONDS),
     mime_type: record.mimeType,
     sha256: upstream?.sha256 ?? null,
-    file_size: record.fileSize,
+    // A string in Meta's schema.
+    file_size: String(record.fileSize),
     id: mediaId,
   };
 }
 
 /** `DELETE /{version}/{media-id}`: the service forgets the id and its file. */
-export async function deleteCloudMedia(businessId: string, mediaId: string): Promise<{ success: true }> {
-  const record = await getMedia(businessId, mediaId);
-  if (!record || !(await deleteMediaRecord(businessId, mediaId))) throw unknownObject(mediaId, 'DELETE');
+export async function deleteCloudMedia(businessId: string, mediaId: string, phoneNumberId?: string): Promise<{ success: true }> {
+  const record = await ownMedia(businessId, mediaId, phoneNumberId, 'DELETE');
+  if (!(await deleteMediaRecord(businessId, mediaId))) throw unknownObject(mediaId, 'DELETE');
   await deleteObject(record.s3Key);
   return { success: true };
 }

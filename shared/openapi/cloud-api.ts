@@ -33,7 +33,7 @@ export const cloudApiSchemas: Record<string, unknown> = {
 export const cloudApiSuccess: Record<string, Record<number, unknown>> = {
   'POST /{version}/{id}/messages': { 200: { anyOf: [ref('CloudSendResult'), ref('ReadReceiptResult')] } },
   'POST /{version}/{id}/media': { 200: obj({ id: str }, ['id']) },
-  'GET /{version}/{id}': { 200: obj({ messaging_product: { const: 'whatsapp' }, url: str, mime_type: str, sha256: { type: ['string', 'null'] }, file_size: { type: 'integer' }, id: str }, ['id', 'url', 'mime_type']) },
+  'GET /{version}/{id}': { 200: obj({ messaging_product: { const: 'whatsapp' }, url: str, mime_type: str, sha256: { type: ['string', 'null'] }, file_size: { type: 'string', description: 'bytes, as a string (as in Meta\'s schema)' }, id: str }, ['id', 'url', 'mime_type']) },
   'DELETE /{version}/{id}': { 200: ref('ReadReceiptResult') },
   'GET /{version}/{id}/message_templates': { 200: obj({ data: { type: 'array', items: obj({ id: str, name: str, language: str, status: str, category: str, components: { type: 'array', items: { type: 'object' } } }) }, paging: { type: 'object' } }, ['data']) },
 };

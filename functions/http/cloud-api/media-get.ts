@@ -1,6 +1,6 @@
 /** GET /{version}/{id}: the Cloud API's media object of a media id uploaded through the service. */
 import { endpoint } from '#shared/http/endpoint.ts';
-import { graphPath, toGraphReply } from '#shared/cloud-api/graph.ts';
+import { graphPath, mediaQuery, toGraphReply } from '#shared/cloud-api/graph.ts';
 import { cloudMediaInfo } from '#shared/cloud-api/media.ts';
 
 export const { handler, spec } = endpoint(
@@ -8,10 +8,11 @@ export const { handler, spec } = endpoint(
     route: 'GET /{version}/{id}',
     summary: 'Cloud API compatible: media id → { messaging_product, url (valid 5 minutes), mime_type, sha256, file_size, id }',
     params: graphPath,
+    query: mediaQuery,
     errorReply: toGraphReply,
     responses: { 200: 'Cloud API media object', 404: "Graph error code 100: not a media id of this business's" },
   },
-  async ({ auth, params }) => {
-    return { status: 200, body: await cloudMediaInfo(auth.businessId, params.id) };
+  async ({ auth, params, query }) => {
+    return { status: 200, body: await cloudMediaInfo(auth.businessId, params.id, query.phone_number_id) };
   },
 );

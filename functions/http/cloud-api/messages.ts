@@ -28,8 +28,10 @@ export const { handler, spec } = endpoint(
     const idempotencyKey = headers['idempotency-key'];
     const outcome = await send(auth.businessId, body, { sentBy: 'api', ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
     const result = outcome.body as { contacts: unknown; messages: { id: string; wamid: string | null }[] };
-    // A media send still being prepared (202) has no wamid yet: the service's message id stands for it.
-    const messages = result.messages.map((m) => (m.wamid ? { id: m.wamid } : { id: m.id, message_status: 'accepted' }));
+    // A media send still being prepared (202) has no wamid yet: the service's message id stands for it. A template
+    // the upstream took is `accepted`, as Meta answers for templates.
+    const accepted = (body as unknown as { type?: unknown } | undefined)?.type === 'template' ? { message_status: 'accepted' } : {};
+    const messages = result.messages.map((m) => (m.wamid ? { id: m.wamid, ...accepted } : { id: m.id, message_status: 'accepted' }));
     return { status: 200, body: { messaging_product: 'whatsapp', contacts: result.contacts, messages } };
   },
 );

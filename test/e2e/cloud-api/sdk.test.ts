@@ -53,6 +53,8 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(sent[2].reaction).toEqual({ message_id: wamid, emoji: '👍' });
     expect(sent[3].interactive).toMatchObject({ type: 'list', action: { button: 'Ver', sections: [{ title: 'CDMX', rows: [{ id: 'centro' }, { id: 'roma' }] }] } });
     expect((templates as any).data.map((x: any) => x.name)).toContain('hello_world');
+    expect((template as any).messages[0]).toEqual({ id: wamids[4], message_status: 'accepted' });
+    expect((text as any).messages[0]).toEqual({ id: wamids[0] });
     expect(read).toEqual({ success: true });
     expect((await m.sandbox('GET', '/__sandbox/reads')).body).toEqual(expect.arrayContaining([expect.objectContaining({ messageId: wamid, typingIndicator: { type: 'text' } })]));
   }, 60_000);
@@ -74,11 +76,45 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(uploaded.id).toMatch(/^\d+$/);
     expect(image.messages[0].id).toMatch(/^wamid\./);
     expect((await m.sent(to)).at(-1)).toMatchObject({ type: 'image', image: { id: uploaded.id, caption: 'Nuestro catálogo' } });
-    expect(info).toMatchObject({ messaging_product: 'whatsapp', id: uploaded.id, mime_type: 'image/png', file_size: PNG.length });
+    // file_size is a string in Meta's schema (example '303833').
+    expect(info).toMatchObject({ messaging_product: 'whatsapp', id: uploaded.id, mime_type: 'image/png', file_size: String(PNG.length) });
     expect(Buffer.from(bytes as ArrayBuffer)).toEqual(PNG);
     expect(deleted).toEqual({ success: true });
     expect(again.status).toBe(404);
     expect(((await again.json()) as { error: { code: number } }).error.code).toBe(100);
+  }, 60_000);
+
+  it("follows Meta's optional parameters: a template by name, media only for the phone number named, an upload's kind from its bytes", async () => {
+    // Prepare
+    const { t, wabaId } = await chat();
+    const graph = (path: string, init: RequestInit = {}) => fetch(`${m.stack.url}/v23.0/${path}`, { ...init, headers: { authorization: `Bearer ${t.apiKey}`, ...init.headers } });
+    const upload = (file: Blob, type?: string) => {
+      const form = new FormData();
+      form.append('messaging_product', 'whatsapp');
+      if (type !== undefined) form.append('type', type);
+      form.append('file', file, 'file.bin');
+      return graph(`${t.phoneNumberId}/media`, { method: 'POST', body: form });
+    };
+
+    // Act
+    const byName = (await (await graph(`${wabaId}/message_templates?name=order_update`)).json()) as { data: { name: string }[] };
+    // Meta's own upload example: `type=ogg` (not a MIME type); and a PNG sent as octet-stream.
+    const ogg = Buffer.concat([Buffer.from('OggS'), Buffer.alloc(24), Buffer.from('OpusHead'), Buffer.alloc(64)]);
+    const audio = await upload(new Blob([ogg], { type: 'application/octet-stream' }), 'ogg');
+    const png = await upload(new Blob([PNG], { type: 'application/octet-stream' }));
+    const pngId = ((await png.json()) as { id: string }).id;
+    const otherNumber = await graph(`${pngId}?phone_number_id=100000000000999`);
+    const deleteElsewhere = await graph(`${pngId}?phone_number_id=100000000000999`, { method: 'DELETE' });
+    const own = await graph(`${pngId}?phone_number_id=${t.phoneNumberId}`);
+
+    // Assess
+    expect(byName.data.map((x) => x.name)).toEqual(['order_update']);
+    expect(audio.status).toBe(200);
+    expect(png.status).toBe(200);
+    expect([otherNumber.status, deleteElsewhere.status]).toEqual([404, 404]);
+    expect(((await deleteElsewhere.json()) as { error: { code: number } }).error.code).toBe(100);
+    expect(own.status).toBe(200);
+    expect(await own.json()).toMatchObject({ id: pngId, mime_type: 'image/png' });
   }, 60_000);
 
   it("surfaces the service's refusals as the Graph errors the SDK knows", async () => {
