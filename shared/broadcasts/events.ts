@@ -14,5 +14,12 @@ export const broadcastSent = (b: Broadcast, counts: Counts, startedAt: string) =
 export const broadcastCompleted = (b: Broadcast, counts: Counts, completedAt: string) =>
   newEvent(b.businessId, 'broadcast.completed', { ...base(b), status: 'completed', counts, started_at: b.started_at, completed_at: completedAt });
 
+/**
+ * Cancelled: the broadcast's end for its subscribers (the contract names no cancel event, so it is the end event with
+ * status `cancelled`); `counts` as the cancel found them (what was in flight may still go out).
+ */
+export const broadcastCancelled = (b: Broadcast, counts: Counts, cancelledAt: string) =>
+  newEvent(b.businessId, 'broadcast.completed', { ...base(b), status: 'cancelled', counts, started_at: b.started_at, cancelled_at: cancelledAt });
+
 export const broadcastFailed = (b: Broadcast, error: BroadcastError, counts: Counts, failedAt: string) =>
   newEvent(b.businessId, 'broadcast.failed', { ...base(b), status: 'failed', error, counts, failed_at: failedAt });

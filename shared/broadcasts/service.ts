@@ -11,11 +11,12 @@ import { commit } from '#shared/events/outbox.ts';
 import { enqueue, queueUrl } from '#shared/queue/queue.ts';
 import { keys } from '#shared/store/keys.ts';
 import {
-  broadcastCreateItems, countScheduled, getBroadcast, listBroadcasts, releaseScheduled, transition, updateUsageStatus,
+  broadcastCreateItems, countScheduled, getBroadcast, listBroadcasts, releaseScheduled, transitionInput, updateUsageStatus,
 } from './repository.ts';
 import { listRecipients } from './recipients.ts';
 import { cancelStart, scheduleStart } from './scheduler.ts';
-import { failBroadcast } from './completion.ts';
+import { failBroadcast, isConditionFailure } from './completion.ts';
+import { broadcastCancelled } from './events.ts';
 import { logger } from '#shared/log/logger.ts';
 import { broadcastSettings } from './settings.ts';
 import { broadcastView, recipientView, type Broadcast, type RecipientStatus, type TemplateRequest } from './model.ts';
@@ -137,10 +138,11 @@ export async function listBroadcastViews(businessId: string, q: { limit: number;
   return { data: items.map(broadcastView), next_cursor: encodeCursor(lastKey) };
 }
 
+/** Each status lists the recipients its count counts: sent, delivered and read are reached, not current (a read one was sent and delivered). */
 const RECIPIENT_FILTERS: Record<RecipientStatus, { expression: string; values: Record<string, unknown> }> = {
   pending: { expression: '#state IN (:a, :b)', values: { ':a': 'pending', ':b': 'sending' } },
-  sent: { expression: '#state = :a AND attribute_not_exists(delivery_status)', values: { ':a': 'sent' } },
-  delivered: { expression: '#state = :a AND delivery_status = :b', values: { ':a': 'sent', ':b': 'delivered' } },
+  sent: { expression: '#state = :a', values: { ':a': 'sent' } },
+  delivered: { expression: '#state = :a AND delivery_status IN (:b, :c)', values: { ':a': 'sent', ':b': 'delivered', ':c': 'read' } },
   read: { expression: '#state = :a AND delivery_status = :b', values: { ':a': 'sent', ':b': 'read' } },
   failed: { expression: '#state = :a', values: { ':a': 'failed' } },
   skipped: { expression: '#state = :a', values: { ':a': 'skipped' } },
@@ -157,11 +159,19 @@ export async function listRecipientViews(businessId: string, id: string, q: { li
 
 export async function cancelBroadcast(businessId: string, id: string) {
   const current = await mustGet(businessId, id);
-  const cancelled = await transition(businessId, id, ['scheduled', 'running'], 'cancelled', { cancelled_at: new Date().toISOString() });
-  if (!cancelled) {
+  const cancelledAt = new Date().toISOString();
+  try {
+    // The status and the end event in one transaction.
+    await commit(
+      [{ Update: transitionInput(businessId, id, ['scheduled', 'running'], 'cancelled', { cancelled_at: cancelledAt }) }],
+      [broadcastCancelled(current, current.counts, cancelledAt)],
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
     const now = await mustGet(businessId, id);
     throw new ApiError(400, { error: 'invalid_state', message: `A ${now.status} broadcast cannot be cancelled`, status: now.status });
   }
+  const cancelled = await mustGet(businessId, id);
   // A running broadcast's worker sees the status within a second and stops; what has not gone out is marked cancelled.
   if (current.status === 'scheduled') await Promise.all([cancelStart(id), releaseScheduled(businessId, id)]);
   await updateUsageStatus(cancelled, 'cancelled');

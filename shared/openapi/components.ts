@@ -218,7 +218,7 @@ export const eventData: Record<string, unknown> = {
     ['contact_id', 'previous_stage_id', 'new_stage_id', 'moved_at'],
   ),
   'broadcast.sent': obj({ broadcast_id: uuid, status: { const: 'running' }, recipients: int, skipped: int, started_at: time }),
-  'broadcast.completed': obj({ broadcast_id: uuid, status: { const: 'completed' }, counts: { type: 'object' }, started_at: time, completed_at: time }),
+  'broadcast.completed': obj({ broadcast_id: uuid, status: { type: 'string', enum: ['completed', 'cancelled'] }, counts: { type: 'object' }, started_at: nullable(time), completed_at: time, cancelled_at: time }),
   'broadcast.failed': obj({ broadcast_id: uuid, status: { const: 'failed' }, error: {}, counts: { type: 'object' }, failed_at: time }),
   'funnel_stage.created': obj({ stage_id: uuid, name: str, position: int, color: str, created_at: time }, ['stage_id', 'name', 'position', 'color', 'created_at']),
   'funnel_stage.updated': obj({ stage_id: uuid, name: str, color: str, updated_at: time }, ['stage_id', 'name', 'color', 'updated_at']),

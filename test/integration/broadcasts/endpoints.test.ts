@@ -177,7 +177,7 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect((await invoke('GET /broadcasts/v1/{id}', { apiKey: writer.apiKey, params: { id: mine.id } })).status).toBe(403);
   });
 
-  it('cancels a scheduled broadcast once; a second cancel is 400 invalid_state', async () => {
+  it('cancels a scheduled broadcast once, with its end event; a second cancel is 400 invalid_state', async () => {
     const t = await newTenant(['messages:write', 'messages:read']);
     const b = await create(t.apiKey, 'Cancel me');
     expect(scheduleOf(b.id)).toBeDefined();
@@ -186,6 +186,9 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect(scheduleOf(b.id)).toBeUndefined();
     expect(res.body.data).toMatchObject({ id: b.id, status: 'cancelled', cancelled_at: expect.any(String) });
     const again = await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: b.id } });
+    // Subscribers learn the broadcast ended: the end event, once, with status cancelled.
+    const ends = queues.bodies('events').filter((e) => e.businessId === t.businessId && e.event === 'broadcast.completed');
+    expect(ends.map((e) => e.data)).toEqual([expect.objectContaining({ broadcast_id: b.id, status: 'cancelled', cancelled_at: res.body.data.cancelled_at, counts: expect.any(Object) })]);
     expect(again.status).toBe(400);
     expect(again.body).toMatchObject({ error: 'invalid_state', message: expect.any(String) });
     expect((await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: randomUUID() } })).status).toBe(404);
@@ -256,7 +259,13 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect(page2.body.next_cursor).toBeNull();
     const byStatus = async (status: string) =>
       (await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: b.id }, query: { status } })).body.data;
-    expect((await byStatus('delivered')).map((r: any) => r.contact_id)).toEqual([contacts[0]]);
+    // Each status lists what its count counts: a read recipient was also sent and delivered.
+    for (const status of ['sent', 'delivered', 'read', 'failed', 'skipped', 'pending', 'cancelled']) {
+      expect([status, (await byStatus(status)).length]).toEqual([status, got.counts[status]]);
+    }
+    const inOrder = (ids: string[]) => [...ids].sort();
+    expect(inOrder((await byStatus('sent')).map((r: any) => r.contact_id))).toEqual(inOrder([contacts[0], contacts[1]]));
+    expect(inOrder((await byStatus('delivered')).map((r: any) => r.contact_id))).toEqual(inOrder([contacts[0], contacts[1]]));
     expect((await byStatus('read'))[0]).toMatchObject({ contact_id: contacts[1], status: 'read', wamid: 'wamid.1', read_at: expect.any(String), delivered_at: expect.any(String) });
     expect((await byStatus('failed'))[0]).toMatchObject({ contact_id: contacts[2], error: { code: '131026', error: 'user_blocked' } });
     expect((await byStatus('skipped'))[0]).toMatchObject({ contact_id: contacts[3], reason: 'opted_out', message_id: null });
