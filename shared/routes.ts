@@ -63,6 +63,7 @@ export const routes: Route[] = [
   // Media.
   r('POST', '/media/v1', 'http/media/upload', 'messages:write', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
   r('POST', '/media/v1/uploads', 'http/media/create-upload', 'messages:write'),
+  r('GET', '/media/v1/files/{token}', 'http/media/file', null),
   r('POST', '/media/v1/uploads/{id}/complete', 'http/media/complete-upload', 'messages:write', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
 
   // Funnel.

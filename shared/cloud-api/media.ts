@@ -9,6 +9,7 @@ import { deleteObject, presignGet } from '#shared/media/storage.ts';
 import { upstreamMediaInfo } from '#shared/media/upstream-media.ts';
 import type { MediaType } from '#shared/media/formats.ts';
 import { detectMime } from '#shared/media/detect.ts';
+import { fileLink } from '#shared/media/file-links.ts';
 import { unknownObject } from './graph.ts';
 
 /** How long the `url` of a media id answers (Meta's media URLs are also short-lived). */
@@ -35,13 +36,19 @@ async function ownMedia(businessId: string, mediaId: string, phoneNumberId: stri
   return record;
 }
 
-/** `GET /{version}/{media-id}`: the Cloud API's media object, with a short-lived URL of the file. */
-export async function cloudMediaInfo(businessId: string, mediaId: string, phoneNumberId?: string) {
+/**
+ * `GET /{version}/{media-id}`: the Cloud API's media object, with a short-lived URL of the file: on the service's own
+ * host when the request says which (`baseUrl`), so that it downloads with the access token as Meta's does.
+ */
+export async function cloudMediaInfo(businessId: string, mediaId: string, phoneNumberId?: string, baseUrl?: string) {
   const record = await ownMedia(businessId, mediaId, phoneNumberId, 'GET');
-  const upstream = await upstreamMediaInfo(businessId, record.phoneNumberId, mediaId).catch(() => undefined);
+  const [upstream, presigned] = await Promise.all([
+    upstreamMediaInfo(businessId, record.phoneNumberId, mediaId).catch(() => undefined),
+    presignGet(record.s3Key, URL_SECONDS),
+  ]);
   return {
     messaging_product: 'whatsapp',
-    url: await presignGet(record.s3Key, URL_SECONDS),
+    url: baseUrl ? fileLink(baseUrl, presigned) : presigned,
     mime_type: record.mimeType,
     sha256: upstream?.sha256 ?? null,
     // A string in Meta's schema.

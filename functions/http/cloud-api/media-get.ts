@@ -1,5 +1,6 @@
 /** GET /{version}/{id}: the Cloud API's media object of a media id uploaded through the service. */
 import { endpoint } from '#shared/http/endpoint.ts';
+import { baseUrlOf } from '#shared/http/base-url.ts';
 import { graphPath, mediaQuery, toGraphReply } from '#shared/cloud-api/graph.ts';
 import { cloudMediaInfo } from '#shared/cloud-api/media.ts';
 
@@ -12,7 +13,7 @@ export const { handler, spec } = endpoint(
     errorReply: toGraphReply,
     responses: { 200: 'Cloud API media object', 404: "Graph error code 100: not a media id of this business's" },
   },
-  async ({ auth, params, query }) => {
-    return { status: 200, body: await cloudMediaInfo(auth.businessId, params.id, query.phone_number_id) };
+  async ({ auth, params, query, event }) => {
+    return { status: 200, body: await cloudMediaInfo(auth.businessId, params.id, query.phone_number_id, baseUrlOf(event)) };
   },
 );

@@ -4,6 +4,7 @@
  * from the handler modules themselves.
  */
 import { readFile } from 'node:fs/promises';
+import { baseUrlOf } from '#shared/http/base-url.ts';
 import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 
 let cached: Promise<Record<string, unknown>> | undefined;
@@ -23,8 +24,7 @@ export const { handler, spec } = publicEndpoint(
   { route: 'GET /openapi.json', summary: 'The OpenAPI 3.1 document of this API', responses: { 200: 'OpenAPI document' } },
   async ({ event }) => {
     const doc = await documentOnce();
-    const host = event.headers?.host;
-    const proto = event.headers?.['x-forwarded-proto'] ?? (host?.startsWith('127.0.0.1') || host?.startsWith('localhost') ? 'http' : 'https');
-    return { status: 200, body: host ? { ...doc, servers: [{ url: `${proto}://${host}` }] } : doc };
+    const base = baseUrlOf(event);
+    return { status: 200, body: base ? { ...doc, servers: [{ url: base }] } : doc };
   },
 );

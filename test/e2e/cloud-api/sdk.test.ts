@@ -69,6 +69,9 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     const image = await sdk.messages.sendImage({ phoneNumberId, to, image: { id: uploaded.id, caption: 'Nuestro catálogo' } });
     const info = await sdk.media.get({ mediaId: uploaded.id, phoneNumberId });
     const bytes = await sdk.media.download({ mediaId: uploaded.id, phoneNumberId });
+    // As Meta's reference downloads it: the media URL with the access token.
+    const withToken = await fetch((info as { url: string }).url, { headers: { authorization: `Bearer ${t.apiKey}` } });
+    const forged = await fetch(`${m.stack.url}/media/v1/files/${Buffer.from('https://example.com/x?X-Amz-Signature=1&X-Amz-Expires=1').toString('base64url')}`, { redirect: 'manual' });
     const deleted = await sdk.media.delete({ mediaId: uploaded.id, phoneNumberId });
     const again = await fetch(`${m.stack.url}/v23.0/${uploaded.id}`, { headers: { authorization: `Bearer ${t.apiKey}` } });
 
@@ -79,6 +82,10 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     // file_size is a string in Meta's schema (example '303833').
     expect(info).toMatchObject({ messaging_product: 'whatsapp', id: uploaded.id, mime_type: 'image/png', file_size: String(PNG.length) });
     expect(Buffer.from(bytes as ArrayBuffer)).toEqual(PNG);
+    expect((info as { url: string }).url.startsWith(`${m.stack.url}/media/v1/files/`)).toBe(true);
+    expect(withToken.status).toBe(200);
+    expect(Buffer.from(await withToken.arrayBuffer())).toEqual(PNG);
+    expect(forged.status).toBe(404);
     expect(deleted).toEqual({ success: true });
     expect(again.status).toBe(404);
     expect(((await again.json()) as { error: { code: number } }).error.code).toBe(100);

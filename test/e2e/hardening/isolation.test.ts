@@ -116,6 +116,8 @@ const probes: Record<string, Probe[]> = {
   'GET /{version}/{id}/message_templates': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}/message_templates`, want: () => graphNotFound }],
   'GET /openapi.json': [{ kind: 'public', path: () => '/openapi.json', want: () => ok200({ openapi: '3.1.0' }) }],
   'GET /docs': [{ kind: 'public', path: () => '/docs', want: () => ({ status: 200, body: expect.stringContaining('<!doctype html>') }) }],
+  // A link is a pre-signed URL of the media bucket; anything else is no file.
+  'GET /media/v1/files/{token}': [{ kind: 'public', path: () => `/media/v1/files/${Buffer.from('http://169.254.169.254/latest?X-Amz-Signature=1&X-Amz-Expires=1').toString('base64url')}`, want: () => ({ status: 404, body: { error: 'not_found', message: 'No media file at this link' } }) }],
   'GET /docs/scalar.js': [{ kind: 'public', path: () => '/docs/scalar.js', want: () => ({ status: 200, body: expect.any(String) }) }],
   'GET /webhooks/upstream': [{ kind: 'public', path: () => '/webhooks/upstream?hub.mode=subscribe&hub.verify_token=x&hub.challenge=1', want: () => ({ status: 403, body: { error: 'forbidden', message: 'Webhook verification failed: wrong hub.mode or hub.verify_token' } }) }],
   // The upstream webhook routes by phone number id: checked below with an inbound from A's customer to B.

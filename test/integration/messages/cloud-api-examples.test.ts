@@ -121,7 +121,8 @@ describe.each(Object.keys(ROUTES) as (keyof typeof ROUTES)[])("Meta's request ex
     const received = (await h.sent(filled.to)).at(-1);
     const wamid = h.sandbox.state.sent.at(-1)!.wamid;
     if (route === 'POST /messages/v1') expect(res.body.messages).toEqual([{ id: res.body.data.id, wamid }]);
-    else expect(res.body).toEqual({ messaging_product: 'whatsapp', contacts: [{ input: request.to, wa_id: filled.to.slice(1) }], messages: [{ id: wamid }] });
+    // Meta's answer: a template it took is `accepted` (MessageResponsePayload.messages[].message_status).
+    else expect(res.body).toEqual({ messaging_product: 'whatsapp', contacts: [{ input: request.to, wa_id: filled.to.slice(1) }], messages: [{ id: wamid, ...(request.type === 'template' ? { message_status: 'accepted' } : {}) }] });
     const expected = expectedUpstream(request);
     if (expected.template) {
       const { components, ...rest } = expected.template;
