@@ -172,7 +172,8 @@ export async function cancelBroadcast(businessId: string, id: string) {
     throw new ApiError(400, { error: 'invalid_state', message: `A ${now.status} broadcast cannot be cancelled`, status: now.status });
   }
   const cancelled = await mustGet(businessId, id);
-  // A running broadcast's worker sees the status within a second and stops; what has not gone out is marked cancelled.
+  // A running broadcast's worker sees the status within a second and stops launching sends (those already launched, about
+  // a second's share at its pace plus what waits for the number's throughput, still go out); the rest is marked cancelled.
   if (current.status === 'scheduled') await Promise.all([cancelStart(id), releaseScheduled(businessId, id)]);
   await updateUsageStatus(cancelled, 'cancelled');
   return broadcastView(cancelled);
