@@ -1,6 +1,7 @@
 /**
- * GET /docs: the API reference as a readable page, rendered on the server from the OpenAPI document
- * (no script, no CDN), so it works offline and in any browser.
+ * GET /docs: the API reference as a readable page, rendered from the OpenAPI document (Scalar, served by the
+ * service itself at /docs/scalar.js, no CDN; a server-rendered reference for readers without JavaScript), so it works
+ * offline and in any browser.
  */
 import { publicEndpoint } from '#shared/http/public-endpoint.ts';
 import { renderDocs } from '#shared/openapi/render.ts';
