@@ -23,7 +23,7 @@ import { resolveReactionTarget } from './reaction.ts';
 import { bindToMessage, idempotent, unbindFromMessage, type Outcome } from './idempotency.ts';
 import { getMessage, type SentBy } from './repository.ts';
 import { sendResult, type OutboundDraft, type SendResult } from './draft.ts';
-import { DraftChecksFailed, dispatchOutbound, recordDraft, sendRecorded, type Dispatch } from './dispatch.ts';
+import { DraftChecksFailed, dispatchOutbound, recordDraft, sendRecorded } from './dispatch.ts';
 import { budgetRefused, takeBudget } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { commit } from '#shared/events/outbox.ts';
@@ -36,7 +36,6 @@ export type { OutboundDraft, SendResult } from './draft.ts';
 /** What only template and media sends need (the template catalogue, link checks, the media plan): loaded by the first. */
 const templates = onFirstUse(() => import('#shared/templates/prepare.ts'));
 const media = onFirstUse(() => import('#shared/media/outbound.ts'));
-const headerProxy = onFirstUse(() => import('#shared/templates/header-proxy.ts'));
 
 export interface SendOptions {
   sentBy?: SentBy;
@@ -112,10 +111,6 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
       : {}),
   };
   const binding = options.idempotencyKey !== undefined ? [bindToMessage(businessId, 'send', options.idempotencyKey, draft.id)] : [];
-  // A template whose header link the upstream cannot download (131052) is sent with the file proxied, as a media message is.
-  const recover: Parameters<Dispatch>[1] = draft.messageType === 'template'
-    ? async (err) => (await headerProxy()).proxyHeaderLink(draft, err, dispatchOutbound)
-    : undefined;
   // A send through the API spends a unit of its business's message budget (shared with broadcasts).
   let budgetDue = draft.sentBy === 'api';
 
@@ -136,7 +131,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
       throw budgetRefused();
     }
     budgetDue = false;
-    if (recorded) return sendRecorded(draft, recorded, recover, reserved);
+    if (recorded) return sendRecorded(draft, recorded, undefined, reserved);
     // The route went stale (contact deleted or renumbered, conversation closed): look up in full below.
     draft.conversationUnread = false;
   }
@@ -151,5 +146,5 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   if (isMediaType(draft.messageType)) {
     return (await media()).sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
   }
-  return dispatchOutbound(draft, recover);
+  return dispatchOutbound(draft);
 }

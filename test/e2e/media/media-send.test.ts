@@ -73,27 +73,6 @@ describe('media sends over HTTP', () => {
     expect(payload.image).toEqual({ id: expect.any(String), caption: 'proxied' });
   });
 
-  it('proxies a template header link the upstream cannot download (131052), in the shortcut and the full form', async () => {
-    // Prepare
-    const link = `${filesUrl}/sandbox-unreachable/pic.png`;
-    const full = { name: 'promo_header', language: { code: 'es_MX' }, components: [
-      { type: 'header', parameters: [{ type: 'image', image: { link } }] },
-      { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
-    ] };
-
-    // Act
-    const shortcut = await send({ type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: link } });
-    const shortcutHeader = (await lastSent()).template.components.find((c: any) => c.type === 'header').parameters[0];
-    const upstreamStyle = await send({ messaging_product: 'whatsapp', type: 'template', template: full });
-    const fullHeader = (await lastSent()).template.components.find((c: any) => c.type === 'header').parameters[0];
-
-    // Assess
-    expect([shortcut.status, upstreamStyle.status]).toEqual([200, 200]);
-    expect(shortcut.body.data).toMatchObject({ messageType: 'template', status: 'sent' });
-    expect(shortcutHeader).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
-    expect(fullHeader).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
-  });
-
   it('compresses an image link over 5 MB and sends it as an image', async () => {
     // Act
     const res = await send({ type: 'image', image: { link: `${filesUrl}/photo.jpg` } });
