@@ -1,16 +1,8 @@
-/** Request shapes of the AI controls, shared by the handlers and by the send path's `ai` object. */
+/** Request shapes of the AI controls (a pause's duration rule, which a send's `ai` object shares, is in duration.ts). */
 import * as v from 'valibot';
 import { AI_MODES } from './conversation-ai.ts';
 import { allowedModels, isAllowedModel } from './models.ts';
-
-export const MIN_PAUSE_MINUTES = 1;
-export const MAX_PAUSE_MINUTES = 1440;
-export const DEFAULT_PAUSE_MINUTES = 5;
-
-const DURATION_MESSAGE = `duration must be a number of minutes between ${MIN_PAUSE_MINUTES} and ${MAX_PAUSE_MINUTES} (1-1440 minutes)`;
-
-export const durationMinutes = (message = DURATION_MESSAGE) =>
-  v.pipe(v.number(message), v.finite(message), v.minValue(MIN_PAUSE_MINUTES, message), v.maxValue(MAX_PAUSE_MINUTES, message));
+import { DEFAULT_PAUSE_MINUTES, durationMinutes, MAX_PAUSE_MINUTES } from './duration.ts';
 
 /** PATCH /conversations/v1/{id}/ai */
 export const conversationToggleBody = v.object({

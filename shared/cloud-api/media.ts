@@ -24,7 +24,7 @@ export function mediaTypeOfMime(mime: string): MediaType {
 
 export async function uploadCloudMedia(businessId: string, file: { content: Buffer; filename?: string; mimetype?: string }, declaredType?: string): Promise<{ id: string }> {
   const detected = await detectMime(file.content, file.filename);
-  const mime = (detected?.mime ?? declaredType ?? file.mimetype ?? 'application/octet-stream').split(';')[0].trim().toLowerCase();
+  const mime = (detected?.mime || declaredType || file.mimetype || 'application/octet-stream').split(';')[0].trim().toLowerCase();
   const uploaded = await uploadMedia(businessId, mediaTypeOfMime(mime), file.content, file.filename);
   return { id: uploaded.media_id };
 }

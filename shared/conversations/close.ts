@@ -22,9 +22,10 @@ export async function closeConversation(businessId: string, id: string): Promise
           TableName: table(),
           Key: keys.conversation(businessId, id),
           UpdateExpression: 'SET #status = :closed, closedAt = :now, updatedAt = :now',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open)',
+          // The window carried over below is the one read: an inbound message meanwhile makes the close read again.
+          ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open) AND ${current.lastInboundAt ? 'lastInboundAt = :seen' : '(attribute_not_exists(lastInboundAt) OR lastInboundAt = :null)'}`,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':closed': 'closed', ':open': 'open', ':now': now },
+          ExpressionAttributeValues: { ':closed': 'closed', ':open': 'open', ':now': now, ...(current.lastInboundAt ? { ':seen': current.lastInboundAt } : { ':null': null }) },
         },
       },
       {

@@ -10,14 +10,14 @@ import { keys } from '#shared/store/keys.ts';
 import { notFound, validationError } from '#shared/http/errors.ts';
 import { toFieldErrors, summarize } from '#shared/http/validation.ts';
 import { markRead as upstreamMarkRead } from '#shared/upstream/client.ts';
-import { nonEmpty } from './schema/fields.ts';
+import { identifier } from './schema/fields.ts';
 import { findByWamid, getMessage } from './repository.ts';
 import { requirePhoneNumber } from './send-route.ts';
 
 const receipt = v.looseObject({
   messaging_product: v.literal('whatsapp', 'messaging_product must be "whatsapp"'),
   status: v.literal('read', 'status must be "read"'),
-  message_id: nonEmpty('message_id', 256),
+  message_id: identifier('message_id', 256),
   typing_indicator: v.optional(v.looseObject({ type: v.literal('text', 'typing_indicator.type must be "text"') }, 'typing_indicator must be { type: "text" }')),
 });
 

@@ -6,12 +6,12 @@
 import * as v from 'valibot';
 import { ApiError, validationError, type FieldErrors } from '#shared/http/errors.ts';
 import { toFieldErrors, summarize } from '#shared/http/validation.ts';
-import { maxStr, nonEmpty } from './schema/fields.ts';
+import { identifier, maxStr, nonEmpty } from './schema/fields.ts';
 import { contacts, location, media, reaction } from './schema/objects.ts';
 import { interactive } from './schema/interactive.ts';
 import { outsideShapeBound } from './schema/shape.ts';
 import { templateFields } from './schema/template.ts';
-import { durationMinutes } from '#shared/ai/schemas.ts';
+import { durationMinutes } from '#shared/ai/duration.ts';
 
 export { MEDIA_TYPES, MAX_CAPTION, type MediaType } from './schema/objects.ts';
 
@@ -47,7 +47,7 @@ const common = {
   type: v.optional(v.picklist(MESSAGE_TYPES)),
   messaging_product: v.optional(v.literal('whatsapp', 'messaging_product must be "whatsapp"')),
   recipient_type: v.optional(v.literal('individual', 'only 1:1 chats are supported: recipient_type must be "individual"')),
-  context: v.optional(v.looseObject({ message_id: nonEmpty('context.message_id', 256) })),
+  context: v.optional(v.looseObject({ message_id: identifier('context.message_id', 256) })),
   ai,
   autoConvert: v.optional(v.boolean('autoConvert must be a boolean')),
   biz_opaque_callback_data: v.optional(maxStr('biz_opaque_callback_data', 512)),

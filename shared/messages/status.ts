@@ -73,7 +73,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
     const code = Number(e?.code) || undefined;
     const mapped = code === undefined
       // Meta's schema makes `errors` optional: without a code there is none to report (not the HTTP status of a call).
-      ? { code: null, error: 'upstream_error', message: String(e?.message ?? e?.title ?? 'The upstream platform reported the message as failed, without an error code') }
+      ? { code: 'unknown', error: 'upstream_error', message: String(e?.message ?? e?.title ?? 'The upstream platform reported the message as failed, without an error code') }
       : toDeliveryError(new UpstreamError(String(e?.message ?? e?.title ?? 'Message failed'), 400, code, e?.error_data?.details, false));
     error = { code: mapped.code, error: mapped.error, message: mapped.message, ...(e?.title ? { title: e.title } : {}), ...(e?.error_data?.details ? { details: e.error_data.details } : {}) };
     sets.push('#error = :error');

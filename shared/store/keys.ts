@@ -24,6 +24,7 @@
  * | funnel stage slots (the 50-stage limit)    | pk B#{bid}#FUNNEL     sk FSLOT#{0..49}                     |
  * | conversation by id; list by recency       | pk B#{bid} sk CONV#{id}; gsi1 B#{bid}#CONVS / {lastAt}#{id}|
  * | open conversation of a contact            | pk B#{bid}            sk CCONV#{contactId}                 |
+ * | window of a contact's last closed conv.   | pk B#{bid}            sk CCLOSED#{contactId}               |
  * | message by id; messages of a conversation | pk B#{bid} sk MSG#{id}; gsi1 B#{bid}#CONV#{cid} / {at}#{id}|
  * | message by upstream wamid                 | pk WAMID#{wamid}      sk WAMID                             |
  * | send in flight (recorded, upstream answer | pk B#{bid} sk PSEND#{messageId};                           |

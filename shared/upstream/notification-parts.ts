@@ -17,8 +17,16 @@ export interface NotificationParts {
 
 const bytes = (x: unknown) => Buffer.byteLength(JSON.stringify(x));
 
-/** Whether `c` is the `contacts` entry of the sender of `m`. */
-const sends = (c: Record<string, any>, m: unknown) => isObject(m) && ((c.wa_id !== undefined && String(c.wa_id) === String(m.from)) || (c.user_id !== undefined && c.user_id === m.from_user_id));
+/** The `contacts` entries of a change by the sender keys a message names them with (`from` → wa_id, `from_user_id` → user_id). */
+function contactsBySender(contacts: Record<string, any>[]): (message: unknown) => Record<string, any>[] {
+  const byKey = new Map<string, Record<string, any>[]>();
+  const add = (key: string, c: Record<string, any>) => byKey.set(key, [...(byKey.get(key) ?? []), c]);
+  for (const c of contacts) {
+    if (c.wa_id !== undefined) add(`w:${String(c.wa_id)}`, c);
+    if (c.user_id !== undefined) add(`u:${String(c.user_id)}`, c);
+  }
+  return (m) => (isObject(m) ? [...new Set([...(byKey.get(`w:${String(m.from)}`) ?? []), ...(byKey.get(`u:${String(m.from_user_id)}`) ?? [])])] : []);
+}
 
 export function notificationParts(payload: Record<string, any>, maxBytes: number): NotificationParts {
   const parts: string[] = [];
@@ -39,7 +47,7 @@ export function notificationParts(payload: Record<string, any>, maxBytes: number
         continue;
       }
       const { messages, statuses, contacts, ...rest } = change.value;
-      const entries: Record<string, any>[] = Array.isArray(contacts) ? contacts.filter(isObject) : [];
+      const sendersOf = contactsBySender(Array.isArray(contacts) ? contacts.filter(isObject) : []);
       const partOf = (member: 'messages' | 'statuses', items: unknown[], senders: Record<string, any>[]) => wrap(entry, {
         ...change,
         value: { ...rest, ...(member === 'messages' && contacts !== undefined ? { contacts: senders } : {}), [member]: items },
@@ -50,27 +58,27 @@ export function notificationParts(payload: Record<string, any>, maxBytes: number
         // sender's entry, with a comma): never less than the part's, so every part that is cut fits.
         const envelope = bytes(partOf(member, [], []));
         let group: unknown[] = [];
-        let senders: Record<string, any>[] = [];
+        let senders = new Set<Record<string, any>>();
         let size = envelope;
         // The contacts entries `item` brings to the part (its sender's, unless the part has it already), and their size with its own.
         const addition = (item: unknown) => {
-          const own = member === 'messages' ? entries.filter((c) => sends(c, item) && !senders.includes(c)) : [];
+          const own = member === 'messages' ? sendersOf(item).filter((c) => !senders.has(c)) : [];
           return { own, size: bytes(item) + 1 + own.reduce((n, c) => n + bytes(c) + 1, 0) };
         };
         for (const item of items) {
           let adds = addition(item);
           if (group.length > 0 && size + adds.size > maxBytes) {
-            push(partOf(member, group, senders));
+            push(partOf(member, group, [...senders]));
             group = [];
-            senders = [];
+            senders = new Set();
             size = envelope;
             adds = addition(item);
           }
           group.push(item);
-          senders.push(...adds.own);
+          for (const c of adds.own) senders.add(c);
           size += adds.size;
         }
-        if (group.length > 0) push(partOf(member, group, senders));
+        if (group.length > 0) push(partOf(member, group, [...senders]));
       }
     }
   }

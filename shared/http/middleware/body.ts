@@ -22,14 +22,19 @@ const rawBytes = (event: APIGatewayProxyEventV2): Buffer | undefined => {
 
 const contentType = (event: APIGatewayProxyEventV2) => (event.headers?.['content-type'] ?? '').toLowerCase();
 
+/** The body's bytes, at most MAX_JSON_BYTES of them (413 past it). */
+function cappedBytes(event: APIGatewayProxyEventV2): Buffer | undefined {
+  const raw = rawBytes(event);
+  if (raw && raw.length > MAX_JSON_BYTES) {
+    throw new ApiError(413, { error: 'payload_too_large', message: `JSON bodies are limited to ${MAX_JSON_BYTES} bytes` });
+  }
+  return raw;
+}
+
 export const jsonBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
-    const raw = rawBytes(request.event);
-    if (!raw) return;
-    if (raw.length > MAX_JSON_BYTES) {
-      throw new ApiError(413, { error: 'payload_too_large', message: `JSON bodies are limited to ${MAX_JSON_BYTES} bytes` });
-    }
-    state(request.event).body = parseJson(raw, request.event);
+    const raw = cappedBytes(request.event);
+    if (raw) state(request.event).body = parseJson(raw, request.event);
   },
 });
 
@@ -45,8 +50,8 @@ function parseJson(raw: Buffer, event: APIGatewayProxyEventV2): unknown {
 /** A route that takes no body: one sent anyway is ignored when it is JSON (`{}`), refused when it is not. */
 export const unusedBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
-    const raw = rawBytes(request.event);
-    if (raw && raw.length <= MAX_JSON_BYTES && raw.toString('utf8').trim() !== '') parseJson(raw, request.event);
+    const raw = cappedBytes(request.event);
+    if (raw && raw.toString('utf8').trim() !== '') parseJson(raw, request.event);
   },
 });
 

@@ -21,6 +21,13 @@ export const nonEmpty = (field: string, max?: number) =>
     ? v.pipe(str(field), v.check((s) => s.trim() !== '', `${field} must not be empty`))
     : v.pipe(str(field), v.check((s) => s.trim() !== '', `${field} must not be empty`), atMost(field, max));
 
+/**
+ * An id or name the service looks up (a message, a media id, a template and its language): white space around it is
+ * no part of it, so it is trimmed; what the client chose (texts, reply ids) is forwarded as sent instead.
+ */
+export const identifier = (field: string, max: number) =>
+  v.pipe(str(field), v.trim(), v.minLength(1, `${field} must not be empty`), atMost(field, max));
+
 export const maxStr = (field: string, max: number) => v.pipe(str(field), atMost(field, max));
 
 export const httpUrl = (field: string) =>

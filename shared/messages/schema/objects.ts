@@ -1,6 +1,6 @@
 /** The media, location, reaction and contact-card objects of a send request (see RULES.md for whose rule is whose). */
 import * as v from 'valibot';
-import { exactlyOne, httpUrl, maxStr, nonEmpty, object } from './fields.ts';
+import { exactlyOne, httpUrl, identifier, maxStr, nonEmpty, object } from './fields.ts';
 
 export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
@@ -21,7 +21,7 @@ export const media = (type: MediaType, filenameRequired: boolean) => {
   return v.pipe(
     v.looseObject({
       link: v.optional(httpUrl(`${type}.link`)),
-      id: v.optional(nonEmpty(`${type}.id`, 256)),
+      id: v.optional(identifier(`${type}.id`, 256)),
       caption,
       filename,
     }, `${type} must be an object with link or id`),
@@ -31,9 +31,9 @@ export const media = (type: MediaType, filenameRequired: boolean) => {
 
 /** A media object inside a template parameter or an interactive header. */
 export const mediaParam = (type: 'image' | 'video' | 'document') =>
-  v.pipe(v.looseObject({ link: v.optional(httpUrl(`${type}.link`)), id: v.optional(nonEmpty(`${type}.id`, 256)), filename: v.optional(v.string()) }), exactlyOne('link', 'id', type));
+  v.pipe(v.looseObject({ link: v.optional(httpUrl(`${type}.link`)), id: v.optional(identifier(`${type}.id`, 256)), filename: v.optional(v.string()) }), exactlyOne('link', 'id', type));
 
-const DECIMAL = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*$/;
+const DECIMAL = /^[-+]?(\d+(\.\d*)?|\.\d+)$/;
 
 /** A coordinate: a number, or a decimal string as the Cloud API's own schema types it; forwarded as sent. */
 const coordinate = (name: string, limit: number) => v.pipe(
@@ -50,7 +50,7 @@ export const location = v.looseObject({
 }, 'location must be an object with latitude and longitude');
 
 export const reaction = v.looseObject({
-  message_id: nonEmpty('reaction.message_id', 256),
+  message_id: identifier('reaction.message_id', 256),
   // An empty emoji removes the reaction.
   emoji: v.pipe(v.string('reaction.emoji is required (an empty string removes the reaction)'), v.maxLength(32, 'reaction.emoji must be a single emoji')),
 }, 'reaction must be an object with message_id and emoji');

@@ -4,7 +4,7 @@
  * single text parameter (placeholder counts are checked against the approved template in shared/templates).
  */
 import * as v from 'valibot';
-import { byType, nonEmpty, object, str } from './fields.ts';
+import { byType, identifier, nonEmpty, object, str } from './fields.ts';
 import { mediaParam } from './objects.ts';
 
 /** A parameter whose value is an object the Cloud API defines (`action`, `product`, `limited_time_offer`...). */
@@ -68,9 +68,9 @@ const components: Record<string, v.GenericSchema> = {
 const otherComponent = v.looseObject({ type: v.pipe(str('component type'), v.regex(/^[a-z_]{1,40}$/, 'component type must be header, body, button or another Cloud API component kind')) });
 
 export const fullTemplate = v.looseObject({
-  name: nonEmpty('template.name', 512),
+  name: identifier('template.name', 512),
   language: v.union([
-    v.looseObject({ code: nonEmpty('template.language.code', 15), policy: v.optional(v.literal('deterministic', 'policy must be "deterministic"')) }),
+    v.looseObject({ code: identifier('template.language.code', 15), policy: v.optional(v.literal('deterministic', 'policy must be "deterministic"')) }),
     v.pipe(nonEmpty('template.language', 15), v.transform((code) => ({ code }))),
   ], 'template.language must be { code, policy? }'),
   components: v.optional(v.array(byType('component', components, otherComponent), 'template.components must be an array'), []),
@@ -80,7 +80,7 @@ const headerMedia = v.pipe(
   v.looseObject({
     type: v.picklist(['image', 'video', 'document'], 'header_media.type is required: image, video or document'),
     url: v.optional(nonEmpty('header_media.url', 2048)),
-    media_id: v.optional(nonEmpty('header_media.media_id', 256)),
+    media_id: v.optional(identifier('header_media.media_id', 256)),
     filename: v.optional(v.string()),
   }, 'header_media must be an object'),
   v.check((h) => h.url !== undefined || h.media_id !== undefined, 'header_media needs url or media_id'),
@@ -89,7 +89,7 @@ const headerMedia = v.pipe(
 /** The template members of a send request: the full form or the service's shortcut (contract, "Template messages"). */
 export const templateFields = {
   template: v.optional(fullTemplate),
-  templateName: v.optional(nonEmpty('templateName', 512)),
+  templateName: v.optional(identifier('templateName', 512)),
   template_parameters: v.optional(v.array(v.pipe(v.union([v.string(), v.number()], 'template_parameters must be strings'), v.transform(String)), 'template_parameters must be an array of strings')),
   language: v.optional(nonEmpty('language', 15)),
   header_media: v.optional(headerMedia),

@@ -391,6 +391,8 @@ describe('authentication and generic errors', () => {
     const broken = await evaluate('{bad');
     expect(broken.status).toBe(400);
     expect(broken.body).toEqual({ error: 'invalid_json', message: expect.any(String) });
+    // Past the JSON cap (2 MB) a body is refused by its size, as on routes that take one.
+    expect((await evaluate('x'.repeat(3 * 1024 * 1024))).status).toBe(413);
   });
 });
 

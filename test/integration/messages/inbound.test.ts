@@ -208,7 +208,7 @@ describe('delivery statuses', () => {
     expect(h.events(t.businessId).find((e) => e.event === 'message.delivered')!.data.wamid).toBe(second);
   });
 
-  it('reports a failed status without errors (optional in Meta\'s schema) with no code, not an invented one', async () => {
+  it('reports a failed status without errors (optional in Meta\'s schema) with code unknown, not an HTTP status', async () => {
     // Prepare
     const { t, id, wamid } = await sentMessage();
     const body = { object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'messages', value: {
@@ -219,8 +219,8 @@ describe('delivery statuses', () => {
     expect(await h.runWorker([JSON.stringify(body)])).toBe(0);
 
     // Assess
-    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'failed', error: { code: null, error: 'upstream_error', message: expect.any(String) } });
-    expect(h.events(t.businessId).find((e) => e.event === 'message.failed')!.data.error).toMatchObject({ code: null });
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'failed', error: { code: 'unknown', error: 'upstream_error', message: expect.any(String) } });
+    expect(h.events(t.businessId).find((e) => e.event === 'message.failed')!.data.error).toMatchObject({ code: 'unknown' });
   });
 
   it('ignores a status named like an Object.prototype member (constructor, __proto__, toString): no worker failure, no change', async () => {

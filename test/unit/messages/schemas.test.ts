@@ -89,6 +89,15 @@ describe('send request validation', () => {
     expect(() => parseSendRequest({ to, type: 'location', location: { latitude: 0, longitude: 0, name: '😀'.repeat(1000) } })).not.toThrow();
   });
 
+  it('trims the ids and names it looks up (a message, media, template, language), unlike the texts it forwards', () => {
+    expect(parseSendRequest({ to, type: 'reaction', reaction: { message_id: ' wamid.x ', emoji: '👍' } }).reaction.message_id).toBe('wamid.x');
+    expect(parseSendRequest({ to, type: 'image', image: { id: ' 123 ' } }).image.id).toBe('123');
+    expect(parseSendRequest({ to, content: 'hi', context: { message_id: ' wamid.y ' } }).context.message_id).toBe('wamid.y');
+    const template = parseSendRequest({ to, type: 'template', template: { name: ' order_update ', language: { code: ' es_MX ' }, components: [] } }).template;
+    expect([template.name, template.language.code]).toEqual(['order_update', 'es_MX']);
+    expect(parseSendRequest({ to, type: 'template', templateName: ' hello_world ' }).templateName).toBe('hello_world');
+  });
+
   it("takes coordinates as numbers or as the Cloud API's decimal strings, forwarded as sent", () => {
     const location = { latitude: '37.4847', longitude: '-122.1486', name: 'Meta HQ', address: '1 Hacker Way' };
     expect(parseSendRequest({ messaging_product: 'whatsapp', recipient_type: 'individual', to: '5215511111111', type: 'location', location }).location).toEqual(location);
