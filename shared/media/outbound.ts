@@ -13,6 +13,7 @@ import type { Dispatch } from '#shared/messages/dispatch.ts';
 import type { Outcome } from '#shared/messages/idempotency.ts';
 import type { UpstreamError } from '#shared/upstream/client.ts';
 import { isMediaType, type MediaType } from './formats.ts';
+import { templateHeaderLink } from '#shared/templates/header-link.ts';
 import { prepareThroughWorker } from './jobs.ts';
 import { planAfterUpstreamError, planMediaSend, type MediaJobReason, type MediaObject, type MediaSendRequest, type PreparedMedia } from './send-media.ts';
 
@@ -21,8 +22,16 @@ export const OUTBOUND_FINISHER = 'outbound-message';
 
 export const isMediaDraft = (draft: OutboundDraft): boolean => isMediaType(draft.messageType);
 
-/** Puts prepared media into the draft: payload object, message type, and `metadata` after a conversion to a document. */
+/**
+ * Puts prepared media into the draft: payload object, message type, and `metadata` after a conversion to a document;
+ * for a template, into its header parameter (the file by id instead of the link).
+ */
 export function applyPrepared(draft: OutboundDraft, prepared: PreparedMedia): void {
+  if (draft.messageType === 'template') {
+    const header = templateHeaderLink(draft.payload);
+    if (header) header.param[header.type] = prepared.media;
+    return;
+  }
   const original = draft.messageType;
   if (prepared.type !== original) delete draft.payload[original];
   draft.payload.type = prepared.type as OutboundDraft['payload']['type'];
@@ -63,6 +72,25 @@ async function throughWorker(draft: OutboundDraft, request: MediaSendRequest, re
     return undefined;
   }
   return storeQueued(draft);
+}
+
+/**
+ * A template's header link the upstream could not fetch (131052): proxied by the media worker as a media message's
+ * link is (the contract's proxy rule), then sent with the header by id; past the wait budget the message is stored
+ * queued (202) and the worker's finisher sends it. When the file cannot be fetched here either, the upstream's answer stands.
+ */
+export async function recoverTemplateHeader(draft: OutboundDraft, err: UpstreamError, dispatch: Dispatch): Promise<Outcome | undefined> {
+  const header = err.code === 131052 ? templateHeaderLink(draft.payload) : undefined;
+  if (!header) return undefined;
+  const request: MediaSendRequest = { type: header.type, media: { link: header.link }, autoConvert: false };
+  try {
+    const queued = await throughWorker(draft, request, 'proxy');
+    if (queued) return queued;
+  } catch (failure) {
+    if (failure instanceof ApiError) return undefined;
+    throw failure;
+  }
+  return dispatch(draft);
 }
 
 /** The upstream could not fetch the link (131052) or found it too large (131053): the worker takes over. */

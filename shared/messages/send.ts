@@ -23,7 +23,8 @@ import { resolveReactionTarget } from './reaction.ts';
 import { bindToMessage, idempotent, unbindFromMessage, type Outcome } from './idempotency.ts';
 import { getMessage, type SentBy } from './repository.ts';
 import { sendResult, type OutboundDraft, type SendResult } from './draft.ts';
-import { DraftChecksFailed, dispatchOutbound, recordDraft, sendRecorded } from './dispatch.ts';
+import { DraftChecksFailed, dispatchOutbound, recordDraft, sendRecorded, type Dispatch } from './dispatch.ts';
+import { templateHeaderLink } from '#shared/templates/header-link.ts';
 import { budgetRefused, takeBudget } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { commit } from '#shared/events/outbox.ts';
@@ -111,6 +112,11 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
       : {}),
   };
   const binding = options.idempotencyKey !== undefined ? [bindToMessage(businessId, 'send', options.idempotencyKey, draft.id)] : [];
+  // A template whose header link the upstream cannot fetch is proxied by the media worker, as a media message's link
+  // is. Not for a broadcast's recipients: each would fetch the same file again (their broadcast fails them instead).
+  const recover: Parameters<Dispatch>[1] = draft.messageType === 'template' && !options.broadcastId && templateHeaderLink(draft.payload)
+    ? async (err) => (await media()).recoverTemplateHeader(draft, err, dispatchOutbound)
+    : undefined;
   // A send through the API spends a unit of its business's message budget (shared with broadcasts).
   let budgetDue = draft.sentBy === 'api';
 
@@ -131,7 +137,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
       throw budgetRefused();
     }
     budgetDue = false;
-    if (recorded) return sendRecorded(draft, recorded, undefined, reserved);
+    if (recorded) return sendRecorded(draft, recorded, recover, reserved);
     // The route went stale (contact deleted or renumbered, conversation closed): look up in full below.
     draft.conversationUnread = false;
   }
@@ -146,5 +152,5 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   if (isMediaType(draft.messageType)) {
     return (await media()).sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
   }
-  return dispatchOutbound(draft);
+  return dispatchOutbound(draft, recover);
 }

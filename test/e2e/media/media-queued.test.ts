@@ -41,3 +41,23 @@ it('answers 202 queued past the budget, and the worker completes the send', asyn
   expect(body.data).toMatchObject({ id: expect.any(String), status: 'queued', messageType: 'image' });
   expect(JSON.stringify(message)).toContain('"status":"sent"');
 }, 60_000);
+
+it('finishes a template whose header link is proxied past the budget: sent with the header by id', async () => {
+  // Act
+  const res = await fetch(`${stack.url}/messages/v1`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.demo!.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ to, type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: `${filesUrl}/sandbox-unreachable/pic.png` } }),
+  });
+  const body = (await res.json()) as any;
+  await stack.queues.idle();
+  const message = (await (await fetch(`${stack.url}/messages/v1/${body.data.id}`, { headers: { authorization: `Bearer ${stack.demo!.apiKey}` } })).json()) as any;
+  const sent = (await (await fetch(`${stack.sandboxUrl}/__sandbox/sent?to=${encodeURIComponent(to)}`)).json()) as any[];
+
+  // Assess
+  expect(res.status).toBe(202);
+  expect(body.data).toMatchObject({ status: 'queued', messageType: 'template' });
+  expect(message.message).toMatchObject({ status: 'sent', messageType: 'template' });
+  const header = sent.at(-1).template.components.find((c: any) => c.type === 'header').parameters[0];
+  expect(header).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
+}, 60_000);

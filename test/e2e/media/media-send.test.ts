@@ -73,6 +73,36 @@ describe('media sends over HTTP', () => {
     expect(payload.image).toEqual({ id: expect.any(String), caption: 'proxied' });
   });
 
+  it('proxies a template header link the upstream cannot download (131052), in the shortcut and the full form', async () => {
+    // Prepare
+    const link = `${filesUrl}/sandbox-unreachable/pic.png`;
+    const full = { name: 'promo_header', language: { code: 'es_MX' }, components: [
+      { type: 'header', parameters: [{ type: 'image', image: { link } }] },
+      { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
+    ] };
+
+    // Act
+    const shortcut = await send({ type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: link } });
+    const shortcutHeader = (await lastSent()).template.components.find((c: any) => c.type === 'header').parameters[0];
+    const upstreamStyle = await send({ messaging_product: 'whatsapp', type: 'template', template: full });
+    const fullHeader = (await lastSent()).template.components.find((c: any) => c.type === 'header').parameters[0];
+
+    // Assess
+    expect([shortcut.status, upstreamStyle.status]).toEqual([200, 200]);
+    expect(shortcut.body.data).toMatchObject({ messageType: 'template', status: 'sent' });
+    expect(shortcutHeader).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
+    expect(fullHeader).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
+  });
+
+  it('answers 131052 media_download_failed for a template header link neither the upstream nor the service can fetch', async () => {
+    // Act: the file server answers 404 for this one
+    const res = await send({ type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: `${filesUrl}/sandbox-unreachable/missing.png` } });
+
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'media_download_failed', code: '131052', data: { status: 'failed' } });
+  });
+
   it('compresses an image link over 5 MB and sends it as an image', async () => {
     // Act
     const res = await send({ type: 'image', image: { link: `${filesUrl}/photo.jpg` } });

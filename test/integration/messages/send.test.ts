@@ -164,12 +164,6 @@ describe('POST /messages/v1: upstream delivery failures', () => {
     expect(res.body).toMatchObject({ code: '135000', message: expect.stringContaining('Generic user error'), data: { status: 'failed' } });
   });
 
-  it('answers 131052 media_download_failed when the upstream cannot fetch a template header link', async () => {
-    const t = await h.newTenant();
-    const res = await h.send(t.apiKey, { to: randomPhone(), type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: 'https://sandbox-unreachable.example/promo.jpg' } });
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ error: 'media_download_failed', code: '131052' });
-  });
 });
 
 describe('POST /messages/v1: transient upstream faults', () => {
