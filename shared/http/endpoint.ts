@@ -1,17 +1,18 @@
 /**
- * `endpoint`: the pipeline (shared/http/pipeline.ts) of a route that takes an API key — auth + scope, then the
- * route's rate-limit class. A handler module declares its route (a row of shared/routes.ts), its valibot schemas
+ * `endpoint`: the pipeline (shared/http/pipeline.ts) of a route that takes an API key — auth, the route's rate-limit
+ * class, then its scope. A handler module declares its route (a row of shared/routes.ts), its valibot schemas
  * and a `run` function that calls an area service; it never touches DynamoDB or the upstream itself.
  */
-import { authMiddleware } from './middleware/auth.ts';
+import { authMiddleware, scopeMiddleware } from './middleware/auth.ts';
 import { rateLimitMiddleware } from './middleware/rate-limit.ts';
 import { buildEndpoint, type AnySchema, type EndpointSpec, type Guards, type Out, type Run } from './pipeline.ts';
 
 export { toReply, type EndpointModule, type EndpointSpec, type RequestContext, type Run } from './pipeline.ts';
 
 const apiKeyGuards: Guards = (route) => [
-  ...(route.scope ? [authMiddleware(route.scope)] : []),
+  ...(route.scope ? [authMiddleware()] : []),
   ...(route.limit ? [rateLimitMiddleware(route.limit)] : []),
+  ...(route.scope ? [scopeMiddleware(route.scope)] : []),
 ];
 
 export function endpoint<B extends AnySchema | undefined = undefined, Q extends AnySchema | undefined = undefined, P extends AnySchema | undefined = undefined>(

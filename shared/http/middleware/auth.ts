@@ -25,11 +25,21 @@ export const authenticate = async (authorization: string | undefined): Promise<A
   return { businessId: record.businessId, keyId: record.keyId, scopes: record.scopes };
 };
 
-export const authMiddleware = (scope: Scope): MiddlewareObj<APIGatewayProxyEventV2> => ({
+/** Who is calling: the key's business and scopes (401 without a valid key). */
+export const authMiddleware = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
     const auth = await authenticate(request.event.headers?.authorization);
-    if (!auth.scopes.includes(scope)) throw forbidden(`This API key lacks the required scope: ${scope}`);
     state(request.event).auth = auth;
     logger.appendKeys({ businessId: auth.businessId });
+  },
+});
+
+/**
+ * Whether the key may call the route (403 otherwise). It runs after the rate limit, so that a refusal for a scope is
+ * an answer of the route's limited class too, with its X-RateLimit-* headers (decisions.md: on every response).
+ */
+export const scopeMiddleware = (scope: Scope): MiddlewareObj<APIGatewayProxyEventV2> => ({
+  before: async (request) => {
+    if (!state(request.event).auth!.scopes.includes(scope)) throw forbidden(`This API key lacks the required scope: ${scope}`);
   },
 });

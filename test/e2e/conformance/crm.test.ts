@@ -343,6 +343,8 @@ describe('authentication and generic errors', () => {
     const write = await fetch(`${m.stack.url}/funnel/v1/stages`, { method: 'POST', headers: { authorization: `Bearer ${narrow.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'A' }) });
     expect(write.status).toBe(403);
     expect(await write.json()).toEqual({ error: 'forbidden', message: expect.any(String) });
+    // A refusal for a scope is an answer of the route's limited class too (decisions.md: headers on every response).
+    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect([h, write.headers.get(h)]).toEqual([h, expect.stringMatching(/^\d+$/)]);
     await revokeApiKey(narrow.keyId);
     const revoked = await call(`Bearer ${narrow.apiKey}`);
     expect(revoked.status).toBe(401);
