@@ -115,7 +115,12 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   // A template whose header link the upstream cannot fetch is proxied by the media worker, as a media message's link
   // is. Not for a broadcast's recipients: each would fetch the same file again (their broadcast fails them instead).
   const recover: Parameters<Dispatch>[1] = draft.messageType === 'template' && !options.broadcastId && templateHeaderLink(draft.payload)
-    ? async (err) => (await media()).recoverTemplateHeader(draft, err, dispatchOutbound)
+    ? async (err) => {
+      // Recorded again once the file is proxied: a route that changed meanwhile must not stop it there (the message
+      // is already the recipient's), so the fast path's route checks go; the idempotency binding stays.
+      draft.checks = draft.checks?.filter((item) => !('ConditionCheck' in item));
+      return (await media()).recoverTemplateHeader(draft, err, dispatchOutbound);
+    }
     : undefined;
   // A send through the API spends a unit of its business's message budget (shared with broadcasts).
   let budgetDue = draft.sentBy === 'api';
