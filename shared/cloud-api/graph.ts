@@ -9,6 +9,7 @@ import { ApiError, notFound } from '#shared/http/errors.ts';
 import { json, type Reply } from '#shared/http/reply.ts';
 import { requirePhoneNumber } from '#shared/messages/send-route.ts';
 import { getBusiness } from '#shared/business/repository.ts';
+import { graphErrorBody } from './graph-error.ts';
 
 export const GRAPH_VERSION = /^v\d+\.\d+$/;
 
@@ -61,15 +62,7 @@ export function toGraphReply(reply: Reply, event: APIGatewayProxyEventV2): Reply
   const terms = graphTerms(reply.statusCode, body);
   const message = String(body.message ?? body.error ?? 'An unknown error occurred');
   const { 'content-type': _contentType, ...headers } = reply.headers;
-  return json(terms.status, {
-    error: {
-      message: /^\(#\d+\)/.test(message) ? message : `(#${terms.code}) ${message}`,
-      type: terms.type,
-      code: terms.code,
-      error_data: { messaging_product: 'whatsapp', details: detailsOf(body) },
-      fbtrace_id: event.requestContext?.requestId ?? 'local',
-    },
-  }, headers);
+  return json(terms.status, graphErrorBody(terms.code, terms.type, message, detailsOf(body), event.requestContext?.requestId ?? 'local'), headers);
 }
 
 /**

@@ -5,6 +5,7 @@
  * HTTP API's `$default` route (functions/http/meta/not-found.ts).
  */
 import { json, type Reply } from './reply.ts';
+import { GRAPH_PATH, graphErrorBody } from '#shared/cloud-api/graph-error.ts';
 
 export interface RoutePattern {
   method: string;
@@ -71,8 +72,18 @@ export function routeMatcher<R extends RoutePattern>(routes: readonly R[]): (met
   };
 }
 
-/** The answer to a request no route takes (`allowed`: the methods its path has, if any). */
-export const noRouteReply = (method: string, path: string, allowed: string[] = []): Reply =>
-  allowed.length
-    ? json(405, { error: 'method_not_allowed', message: `${method} is not allowed on ${path}; allowed methods: ${allowed.join(', ')}` }, { allow: allowed.join(', ') })
+/**
+ * The answer to a request no route takes (`allowed`: the methods its path has, if any). On a Cloud API path
+ * (`/vNN.N/...`) in the Graph API's error shape, as Meta answers an unsupported request (code 100).
+ */
+export const noRouteReply = (method: string, path: string, allowed: string[] = [], traceId = 'local'): Reply => {
+  const headers: Record<string, string> = allowed.length ? { allow: allowed.join(', ') } : {};
+  const status = allowed.length ? 405 : 404;
+  if (GRAPH_PATH.test(path)) {
+    const details = allowed.length ? `Allowed methods: ${allowed.join(', ')}` : `No route for ${method} ${path}`;
+    return json(status, graphErrorBody(100, 'GraphMethodException', `Unsupported ${method.toLowerCase()} request on ${path}`, details, traceId), headers);
+  }
+  return allowed.length
+    ? json(405, { error: 'method_not_allowed', message: `${method} is not allowed on ${path}; allowed methods: ${allowed.join(', ')}` }, headers)
     : json(404, { error: 'not_found', message: `No route for ${method} ${path}` });
+};

@@ -14,5 +14,5 @@ export const handler = async (event: APIGatewayProxyEventV2): Promise<Reply> => 
   const method = event.requestContext.http.method;
   const path = event.rawPath;
   const found = match(method, path);
-  return noRouteReply(method, path, found && 'allowed' in found ? found.allowed : []);
+  return noRouteReply(method, path, found && 'allowed' in found ? found.allowed : [], event.requestContext.requestId);
 };

@@ -126,6 +126,11 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
 
   it("surfaces the service's refusals as the Graph errors the SDK knows", async () => {
     const { t, sdk, to } = await chat();
+    // A method the path does not take: 405 with Allow, in the Graph API's error shape.
+    const wrongMethod = await fetch(`${m.stack.url}/v23.0/${t.phoneNumberId}/messages`, { headers: { authorization: `Bearer ${t.apiKey}` } });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+    expect(await wrongMethod.json()).toEqual({ error: { message: expect.stringMatching(/^\(#100\) Unsupported get request/), type: 'GraphMethodException', code: 100, error_data: { messaging_product: 'whatsapp', details: 'Allowed methods: POST' }, fbtrace_id: expect.any(String) } });
     const other = await m.tenant();
     await expect(sdk.messages.sendText({ phoneNumberId: other.phoneNumberId, to, body: 'x' })).rejects.toMatchObject({ httpStatus: 404 });
     await expect(sdk.messages.sendText({ phoneNumberId: t.phoneNumberId, to: randomPhone(), body: 'x' })).rejects.toMatchObject({ code: 131047 });

@@ -26,4 +26,13 @@ describe('$default: requests no route takes', () => {
     expect(withParams.statusCode).toBe(405);
     expect(withParams.headers.allow.split(', ').sort()).toEqual(['DELETE', 'GET', 'PATCH']);
   });
+
+  it('answers on a Cloud API path (/vNN.N/...) in the Graph API\'s error shape, code 100', async () => {
+    const wrongMethod = await handler(event('GET', '/v23.0/1055/messages'));
+    const unknown = await handler(event('GET', '/v23.0/1055/nothing/here'));
+    expect([wrongMethod.statusCode, wrongMethod.headers.allow]).toEqual([405, 'POST']);
+    expect(JSON.parse(wrongMethod.body!)).toEqual({ error: { message: '(#100) Unsupported get request on /v23.0/1055/messages', type: 'GraphMethodException', code: 100, error_data: { messaging_product: 'whatsapp', details: 'Allowed methods: POST' }, fbtrace_id: 'local' } });
+    expect(unknown.statusCode).toBe(404);
+    expect(JSON.parse(unknown.body!).error).toMatchObject({ code: 100, type: 'GraphMethodException' });
+  });
 });

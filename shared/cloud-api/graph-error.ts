@@ -1,0 +1,14 @@
+/** The Graph API's error body, `{ error: { message, type, code, error_data, fbtrace_id } }`, in one place. No dependencies. */
+export const GRAPH_PATH = /^\/v\d+\.\d+(\/|$)/;
+
+export function graphErrorBody(code: number, type: string, message: string, details: string, traceId: string) {
+  return {
+    error: {
+      message: /^\(#\d+\)/.test(message) ? message : `(#${code}) ${message}`,
+      type,
+      code,
+      error_data: { messaging_product: 'whatsapp', details },
+      fbtrace_id: traceId,
+    },
+  };
+}
