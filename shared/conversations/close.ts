@@ -23,9 +23,9 @@ export async function closeConversation(businessId: string, id: string): Promise
           Key: keys.conversation(businessId, id),
           UpdateExpression: 'SET #status = :closed, closedAt = :now, updatedAt = :now',
           // The window carried over below is the one read: an inbound message meanwhile makes the close read again.
-          ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open) AND ${current.lastInboundAt ? 'lastInboundAt = :seen' : '(attribute_not_exists(lastInboundAt) OR lastInboundAt = :null)'}`,
+          ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open) AND ${current.lastInboundAt ? 'lastInboundAt = :seen' : '(attribute_not_exists(lastInboundAt) OR attribute_type(lastInboundAt, :nullType))'}`,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':closed': 'closed', ':open': 'open', ':now': now, ...(current.lastInboundAt ? { ':seen': current.lastInboundAt } : { ':null': null }) },
+          ExpressionAttributeValues: { ':closed': 'closed', ':open': 'open', ':now': now, ...(current.lastInboundAt ? { ':seen': current.lastInboundAt } : { ':nullType': 'NULL' }) },
         },
       },
       {

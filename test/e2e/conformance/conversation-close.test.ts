@@ -95,3 +95,20 @@ it('keeps the customer\'s 24-hour window in the conversation a send opens after 
   expect(sent.body.data.conversationId).not.toBe(before.id);
   expect(next.body.conversation).toMatchObject({ windowOpen: true, windowExpiresAt: before.windowExpiresAt, lastInboundAt: before.lastInboundAt });
 }, 60_000);
+
+it('closes a conversation the business started (no inbound message, no window to carry over)', async () => {
+  // Prepare: a template opens a conversation with a number that never wrote
+  const to = '+5215599990003';
+  const sent = await api('POST', '/messages/v1', { to, type: 'template', templateName: 'hello_world', language: 'en_US' });
+  expect(sent.status).toBe(200);
+
+  // Act
+  const closed = await api('POST', `/conversations/v1/${sent.body.data.conversationId}/close`);
+  const next = await api('POST', '/messages/v1', { to, type: 'template', templateName: 'hello_world', language: 'en_US' });
+
+  // Assess
+  expect(closed.status).toBe(200);
+  expect(closed.body.conversation).toMatchObject({ status: 'closed', lastInboundAt: null });
+  const reopened = await api('GET', `/conversations/v1/${next.body.data.conversationId}`);
+  expect(reopened.body.conversation).toMatchObject({ status: 'open', windowOpen: false, lastInboundAt: null });
+}, 60_000);
