@@ -53,15 +53,16 @@ const button = v.pipe(
     // Meta documents quick_reply, url, catalog (also CATALOG), copy_code, flow, mpm, voice_call...: forwarded as sent.
     sub_type: v.pipe(str('sub_type'), v.regex(/^[A-Za-z_]{1,40}$/, 'sub_type must be a button kind such as quick_reply, url, catalog, copy_code, flow, mpm or voice_call')),
     index: buttonIndex,
-    parameters: v.optional(v.array(buttonParam, 'parameters must be an array'), []),
+    // Forwarded as sent: absent stays absent.
+    parameters: v.optional(v.array(buttonParam, 'parameters must be an array')),
   }),
   // The contract: a URL button takes one text parameter (the URL's dynamic suffix).
-  v.check((b) => b.sub_type.toLowerCase() !== 'url' || (b.parameters.length === 1 && (b.parameters[0] as { type?: unknown }).type === 'text'), 'a url button takes exactly one text parameter: the dynamic suffix of the button URL'),
+  v.check((b) => b.sub_type.toLowerCase() !== 'url' || (b.parameters?.length === 1 && (b.parameters[0] as { type?: unknown }).type === 'text'), 'a url button takes exactly one text parameter: the dynamic suffix of the button URL'),
 );
 
 const components: Record<string, v.GenericSchema> = {
   header: v.looseObject({ type: v.literal('header'), parameters: v.pipe(v.array(param('parameter')), v.maxLength(1, 'a header has one parameter')) }),
-  body: v.looseObject({ type: v.literal('body'), parameters: v.optional(v.array(param('parameter')), []) }),
+  body: v.looseObject({ type: v.literal('body'), parameters: v.optional(v.array(param('parameter'))) }),
   button,
 };
 /** Other component kinds of Meta's reference (carousel, limited_time_offer...) are forwarded as sent. */

@@ -104,6 +104,11 @@ describe('send request validation', () => {
     expect(parseSendRequest({ to, type: 'location', location: { latitude: '-90', longitude: '180.0' } }).location).toEqual({ latitude: '-90', longitude: '180.0' });
   });
 
+  it('forwards template components as sent: no parameters added where none were given', () => {
+    const components = [{ type: 'body' }, { type: 'button', sub_type: 'voice_call', index: '0' }];
+    expect(parseSendRequest({ messaging_product: 'whatsapp', to, type: 'template', template: { name: 't', language: { code: 'en_US' }, components } }).template.components).toEqual(components);
+  });
+
   it('takes a fractional ai.pauseDuration (minutes)', () => {
     expect(parseSendRequest({ to, content: 'hi', ai: { pause: true, pauseDuration: 2.5 } }).ai).toEqual({ pause: true, pauseDuration: 2.5 });
   });
