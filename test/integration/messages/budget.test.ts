@@ -3,7 +3,7 @@
  * is recorded or sent: the recording made beside the budget check is taken back, and the Idempotency-Key freed.
  */
 import { randomUUID } from 'node:crypto';
-import { startHarness, randomPhone, type Harness } from './harness.ts';
+import { startHarness, type Harness } from './harness.ts';
 
 process.env.LIMIT_REQUESTS_PER_MINUTE = '1000000';
 process.env.LIMIT_MESSAGES_PER_MINUTE = '3';
@@ -18,12 +18,9 @@ it('a send over the business budget answers 429 and leaves no message, no upstre
   // Prepare: two keys of one business (each within its own limit of 3), a customer who wrote in; all within one minute.
   const secondsLeft = 60 - (Math.floor(Date.now() / 1000) % 60);
   if (secondsLeft < 25) await new Promise((r) => setTimeout(r, secondsLeft * 1000 + 100));
-  const t = await h.newTenant();
+  const { t, to } = await h.openChat();
   const { createApiKey } = await import('#shared/auth/api-keys.ts');
   const other = await createApiKey(t.businessId, ['messages:write', 'messages:read']);
-  const to = randomPhone();
-  await h.inbound(t.phoneNumberId, to);
-  expect(await h.drain()).toBe(0);
   for (const [i, apiKey] of [t.apiKey, t.apiKey, other.apiKey].entries()) expect((await h.send(apiKey, { to, content: `ok ${i}` })).status).toBe(200);
 
   // Act: the second key is within its own limit, the business is not.

@@ -6,7 +6,7 @@
  * resolved as the contract orders (shared/templates/prepare.ts).
  */
 import fixture from '../../fixtures/cloud-api/send-examples.json' with { type: 'json' };
-import { startHarness, randomPhone, type Harness } from './harness.ts';
+import { startHarness, type Harness } from './harness.ts';
 import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 let h: Harness;
@@ -79,10 +79,7 @@ export function expectedUpstream(request: Record<string, any>): Record<string, a
 
 /** A tenant, a customer who wrote in (open window, a wamid to reply to), and a media id of each type. */
 async function setUp() {
-  const t = await h.newTenant();
-  const to = randomPhone();
-  const { wamid } = await h.inbound(t.phoneNumberId, to);
-  expect(await h.drain()).toBe(0);
+  const { t, to, wamid } = await h.openChat();
   const media: Record<string, string> = {};
   for (const type of Object.keys(TINY)) media[type] = await uploadToSandbox(t.phoneNumberId, type);
   return { t, filled: { to, wamid, media } };

@@ -83,10 +83,7 @@ describe('inbound webhooks reach message.received unchanged', () => {
 describe('a body larger than a queue message (Meta sends up to 3 MB)', () => {
   it('is acknowledged and every message and status in it is processed', async () => {
     // Prepare: a sent message, then 1.5 MB of one change: an incoming message and 300 statuses of 5 KB each
-    const t = await h.newTenant();
-    const to = randomPhone();
-    await h.inbound(t.phoneNumberId, to);
-    expect(await h.drain()).toBe(0);
+    const { t, to } = await h.openChat();
     const wamid = (await h.send(t.apiKey, { to, content: 'hola' })).body.messages[0].wamid;
     const from = randomPhone().slice(1);
     const now = String(Math.floor(Date.now() / 1000));
@@ -151,10 +148,7 @@ describe('a customer who writes by username, without a number', () => {
 describe('status webhooks reach the status events unchanged', () => {
   it('carries pricing, conversation and the client\'s biz_opaque_callback_data in message.delivered', async () => {
     // Prepare
-    const t = await h.newTenant();
-    const to = randomPhone();
-    await h.inbound(t.phoneNumberId, to);
-    expect(await h.drain()).toBe(0);
+    const { t, to } = await h.openChat();
     const sent = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'text', text: { body: 'hola' }, biz_opaque_callback_data: 'order-1042' });
     const wamid = sent.body.messages[0].wamid;
 
@@ -190,10 +184,7 @@ describe('status webhooks reach the status events unchanged', () => {
   });
 
   it('carries errors[].error_data of a failed status in message.failed', async () => {
-    const t = await h.newTenant();
-    const to = randomPhone();
-    await h.inbound(t.phoneNumberId, to);
-    expect(await h.drain()).toBe(0);
+    const { t, to } = await h.openChat();
     const wamid = (await h.send(t.apiKey, { to, content: 'hola' })).body.messages[0].wamid;
 
     await h.status(wamid, 'failed', { code: 131026 });

@@ -15,20 +15,13 @@ const graphError = (code: number) => ({
   error: { message: expect.stringMatching(new RegExp(`^\\(#${code}\\) `)), type: expect.any(String), code, error_data: { messaging_product: 'whatsapp', details: expect.any(String) }, fbtrace_id: expect.any(String) },
 });
 
-const openChat = async () => {
-  const t = await h.newTenant();
-  const to = randomPhone();
-  const { wamid } = await h.inbound(t.phoneNumberId, to);
-  expect(await h.drain()).toBe(0);
-  return { t, to, wamid };
-};
 const post = (t: { apiKey?: string; phoneNumberId: string }, body: unknown, extra: { version?: string; phoneNumberId?: string; headers?: Record<string, string> } = {}) =>
   h.invoke(ROUTE, { ...(t.apiKey ? { apiKey: t.apiKey } : {}), body, headers: extra.headers ?? {}, params: { version: extra.version ?? 'v23.0', id: extra.phoneNumberId ?? t.phoneNumberId } });
 const text = (to: string, body = 'hola') => ({ messaging_product: 'whatsapp', recipient_type: 'individual', to: to.slice(1), type: 'text', text: { body } });
 
 describe('POST /{version}/{id}/messages', () => {
   it("answers another business's phone number id with Meta's 404 and sends nothing", async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const other = await h.newTenant();
 
     const res = await post(t, text(to), { phoneNumberId: other.phoneNumberId });
@@ -40,7 +33,7 @@ describe('POST /{version}/{id}/messages', () => {
   });
 
   it('answers an invalid message with a Graph 400 (code 100) naming the field', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const res = await post(t, { ...text(to), text: { body: '' } });
     expect(res.status).toBe(400);
     expect(res.body).toEqual(graphError(100));
@@ -55,14 +48,14 @@ describe('POST /{version}/{id}/messages', () => {
   });
 
   it('answers a missing API key with Graph code 190 (401)', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const res = await post({ phoneNumberId: t.phoneNumberId }, text(to));
     expect(res.status).toBe(401);
     expect(res.body).toEqual(graphError(190));
   });
 
   it('is not a Graph path without a vNN.N version: the service\'s own 404', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const res = await post(t, text(to), { version: 'latest' });
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ error: 'not_found' });
@@ -70,7 +63,7 @@ describe('POST /{version}/{id}/messages', () => {
   });
 
   it('sends once for a repeated Idempotency-Key, like POST /messages/v1', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const headers = { 'idempotency-key': `k-${to}` };
     const first = await post(t, text(to), { headers });
     const second = await post(t, text(to), { headers });
@@ -80,7 +73,7 @@ describe('POST /{version}/{id}/messages', () => {
   });
 
   it('marks a customer message read with the Cloud API body', async () => {
-    const { t, wamid } = await openChat();
+    const { t, wamid } = await h.openChat();
     const res = await post(t, { messaging_product: 'whatsapp', status: 'read', message_id: wamid });
     expect(res).toMatchObject({ status: 200, body: { success: true } });
     expect(h.sandbox.state.reads.map((r) => r.messageId)).toContain(wamid);
@@ -94,7 +87,7 @@ describe('the size bound of a message (issue 23, item 1)', () => {
   });
 
   it('POST /messages/v1 answers 413 payload_too_large and nothing goes upstream or is stored', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const res = await h.send(t.apiKey, oversized(to));
     expect(res.status).toBe(413);
     expect(res.body).toMatchObject({ error: 'payload_too_large', limit_bytes: 65536 });
@@ -103,7 +96,7 @@ describe('the size bound of a message (issue 23, item 1)', () => {
   });
 
   it('the compatible route answers a Graph 400 and sends nothing', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const res = await post(t, oversized(to));
     expect(res.status).toBe(400);
     expect(res.body).toEqual(graphError(100));
@@ -111,7 +104,7 @@ describe('the size bound of a message (issue 23, item 1)', () => {
   });
 
   it('an interactive or contacts message with an oversized extra member is refused the same way', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const big = 'x'.repeat(70_000);
     const interactive = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'catalog_message', body: { text: 'hi' }, action: { name: 'catalog_message', extra: big } } });
     const contacts = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'contacts', contacts: [{ name: { formatted_name: 'Ana' }, note: big }] });

@@ -60,6 +60,14 @@ export async function startHarness() {
     return { status: res.status, body: await res.json() as any };
   };
 
+  /** Delivers every webhook body the receive handler queued. */
+  const drain = async () => runWorker(take('upstream-events').map((m) => m.body));
+  const inbound = async (phoneNumberId: string, from: string, extra: Record<string, unknown> = {}) => {
+    const res = await sandboxCall('POST', '/__sandbox/inbound', { from, text: 'Hola', phone_number_id: phoneNumberId, ...extra });
+    if (res.status !== 200 || res.body.webhook_status !== 200) throw new Error(`inbound not accepted: ${JSON.stringify(res.body)}`);
+    return res.body as { wamid: string; payload: any };
+  };
+
   return {
     sandbox,
     sandboxCall,
@@ -68,14 +76,17 @@ export async function startHarness() {
     takeUpstreamEvents: () => take('upstream-events').map((m) => m.body),
     takeQueue: take,
     runWorker,
-    /** Delivers every webhook body the receive handler queued. */
-    drain: async () => runWorker(take('upstream-events').map((m) => m.body)),
+    drain,
     events,
     send: (apiKey: string, body: unknown, headers: Record<string, string> = {}) => api.invoke('POST /messages/v1', { apiKey, body, headers }),
-    inbound: async (phoneNumberId: string, from: string, extra: Record<string, unknown> = {}) => {
-      const res = await sandboxCall('POST', '/__sandbox/inbound', { from, text: 'Hola', phone_number_id: phoneNumberId, ...extra });
-      if (res.status !== 200 || res.body.webhook_status !== 200) throw new Error(`inbound not accepted: ${JSON.stringify(res.body)}`);
-      return res.body as { wamid: string; payload: any };
+    inbound,
+    /** A new tenant and a customer who wrote in: their contact, conversation and 24-hour window exist. */
+    openChat: async () => {
+      const t = await api.newTenant();
+      const to = randomPhone();
+      const { wamid } = await inbound(t.phoneNumberId, to);
+      if ((await drain()) !== 0) throw new Error('the inbound message was not processed');
+      return { t, to, wamid };
     },
     status: async (wamid: string, status: string, extra: Record<string, unknown> = {}) => {
       const res = await sandboxCall('POST', '/__sandbox/status', { wamid, status, ...extra });

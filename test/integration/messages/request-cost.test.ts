@@ -37,10 +37,7 @@ const cost = (calls: Call[], marks: Record<string, number>) => ({
 describe('DynamoDB requests of a send', () => {
   it('a text to an existing contact and conversation: at most 7 requests, at most 3 in sequence before the upstream call', async () => {
     // Prepare: the customer wrote in (contact, conversation and the 24-hour window exist).
-    const t = await h.newTenant();
-    const to = randomPhone();
-    await h.inbound(t.phoneNumberId, to);
-    expect(await h.drain()).toBe(0);
+    const { t, to } = await h.openChat();
 
     // Act
     const { result, calls, marks } = await measure(() => h.send(t.apiKey, { to, content: 'cuánto cuesta' }));

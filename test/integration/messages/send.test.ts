@@ -11,20 +11,13 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 /** A tenant and a recipient who wrote in (open 24-hour window). */
-const openChat = async () => {
-  const t = await h.newTenant();
-  const to = randomPhone();
-  const inbound = await h.inbound(t.phoneNumberId, to);
-  expect(await h.drain()).toBe(0);
-  return { t, to, inboundWamid: inbound.wamid };
-};
 
 const getMessage = async (apiKey: string, id: string) => (await h.invoke('GET /messages/v1/{id}', { apiKey, params: { id } })).body.message;
 
 describe('POST /messages/v1: successful sends', () => {
   it('sends a service-style text inside the 24-hour window and returns every field of the Send result', async () => {
     // Prepare
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
 
     // Act
     const res = await h.send(t.apiKey, { to, content: 'Hola, ¿cómo estás?' });
@@ -45,7 +38,7 @@ describe('POST /messages/v1: successful sends', () => {
   });
 
   it('sends an upstream-style text and keeps one conversation per recipient', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const first = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'text', text: { body: 'uno' } });
     const second = await h.send(t.apiKey, { to, content: 'dos' });
     expect(first.status).toBe(200);
@@ -72,7 +65,7 @@ describe('POST /messages/v1: successful sends', () => {
     ['interactive flow', { type: 'interactive', interactive: { type: 'flow', body: { text: 'Flujo' }, action: { name: 'flow', parameters: { flow_message_version: '3', flow_cta: 'Empezar', flow_id: '123' } } } }],
     ['contacts', { type: 'contacts', contacts: [{ name: { formatted_name: 'Ana López', first_name: 'Ana' }, phones: [{ phone: '+5215511112222', type: 'CELL' }] }] }],
   ])('sends %s with the Cloud API payload shape', async (_label, body) => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const res = await h.send(t.apiKey, { to, ...body });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ messageType: body.type, status: 'sent' });
@@ -148,7 +141,7 @@ describe('POST /messages/v1: upstream delivery failures', () => {
     [131053, 'file_too_large'],
     [131052, 'media_download_failed'],
   ])('maps upstream code %i to %s and stores the message failed', async (code, error) => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', code, target: 'messages' });
     const res = await h.send(t.apiKey, { to, content: 'con error' });
     expect(res.status).toBe(400);
@@ -157,7 +150,7 @@ describe('POST /messages/v1: upstream delivery failures', () => {
   });
 
   it('keeps an upstream code it does not know, with the upstream message', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', code: 135000, message: 'Generic user error', target: 'messages' });
     const res = await h.send(t.apiKey, { to, content: 'raro' });
     expect(res.status).toBe(400);
@@ -172,7 +165,7 @@ describe('POST /messages/v1: transient upstream faults', () => {
     ['throttling 130429', { kind: 'throttle', count: 1 }],
     ['a hanging call (timeout)', { kind: 'hang', count: 1 }],
   ])('retries %s with backoff and sends', async (_label, fault) => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     await h.sandboxCall('POST', '/__sandbox/faults', { ...fault, target: 'messages' });
     const res = await h.send(t.apiKey, { to, content: 'persistente' });
     expect(res.status).toBe(200);
@@ -180,7 +173,7 @@ describe('POST /messages/v1: transient upstream faults', () => {
   });
 
   it('declares the message failed after the last attempt, and retry sends it once the upstream is back', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
     const res = await h.send(t.apiKey, { to, content: 'caído' });
     expect(res.status).toBe(502);
@@ -400,7 +393,7 @@ describe('POST /messages/v1: templates', () => {
 
 describe('POST /messages/v1: reactions', () => {
   it('reacts to an inbound wamid and to a service id, replaces and removes with an empty emoji', async () => {
-    const { t, to, inboundWamid } = await openChat();
+    const { t, to, wamid: inboundWamid } = await h.openChat();
     const mine = await h.send(t.apiKey, { to, content: 'hola' });
 
     expect((await h.send(t.apiKey, { to, type: 'reaction', reaction: { message_id: inboundWamid, emoji: '👍' } })).status).toBe(200);
@@ -435,7 +428,7 @@ describe('POST /messages/v1: reactions', () => {
 
 describe('POST /messages/v1: AI control and idempotency', () => {
   it('pauses the AI for pauseDuration minutes (default 5) and disables it with ai.disable', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const paused = await h.send(t.apiKey, { to, content: 'yo sigo', ai: { pause: true, pauseDuration: 30 } });
     const conv = async () => (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: paused.body.data.conversationId } })).body.conversation;
     const until = Date.parse((await conv()).aiPausedUntil);
@@ -451,7 +444,7 @@ describe('POST /messages/v1: AI control and idempotency', () => {
   });
 
   it('returns the first response for a repeated Idempotency-Key without sending twice; another body gets 422', async () => {
-    const { t, to } = await openChat();
+    const { t, to } = await h.openChat();
     const headers = { 'Idempotency-Key': `k-${Date.now()}` };
     const first = await h.send(t.apiKey, { to, content: 'una vez' }, headers);
     const second = await h.send(t.apiKey, { to, content: 'una vez' }, headers);
