@@ -82,23 +82,19 @@ async function throughWorker(draft: OutboundDraft, request: MediaSendRequest, re
 export async function recoverTemplateHeader(draft: OutboundDraft, err: UpstreamError, dispatch: Dispatch): Promise<Outcome | undefined> {
   const header = err.code === 131052 ? templateHeaderLink(draft.payload) : undefined;
   if (!header) return undefined;
-  const request: MediaSendRequest = { type: header.type, media: { link: header.link }, autoConvert: false };
-  try {
-    const queued = await throughWorker(draft, request, 'proxy');
-    if (queued) return queued;
-  } catch (failure) {
-    if (failure instanceof ApiError) return undefined;
-    throw failure;
-  }
-  return dispatch(draft);
+  return takeOver(draft, { type: header.type, media: { link: header.link }, autoConvert: false }, 'proxy', dispatch);
 }
 
 /** The upstream could not fetch the link (131052) or found it too large (131053): the worker takes over. */
 async function recoverLink(draft: OutboundDraft, request: MediaSendRequest, err: UpstreamError, dispatch: Dispatch): Promise<Outcome | undefined> {
   const plan = planAfterUpstreamError(err.code, request);
-  if (!plan || plan.kind !== 'job') return undefined;
+  return plan?.kind === 'job' ? takeOver(draft, request, plan.reason, dispatch) : undefined;
+}
+
+/** The media worker takes a send over after an upstream refusal: sent again once ready, 202 past the budget. */
+async function takeOver(draft: OutboundDraft, request: MediaSendRequest, reason: MediaJobReason, dispatch: Dispatch): Promise<Outcome | undefined> {
   try {
-    const queued = await throughWorker(draft, request, plan.reason);
+    const queued = await throughWorker(draft, request, reason);
     if (queued) return queued;
   } catch (failure) {
     // 131053 with autoConvert off is the contract's 413; other failures of the proxy leave the upstream's answer.
