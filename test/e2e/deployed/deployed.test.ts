@@ -106,7 +106,7 @@ describe('deployed mode: functions configured by the synthesized template', () =
     expect(res.status).toBe(401);
   }, 60_000);
 
-  it('uploads media by presigned URL and completes it', async () => {
+  it('uploads media by presigned URL and completes it; its Cloud API media URL downloads with the access token', async () => {
     const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
     const created = await call('POST', '/media/v1/uploads', { type: 'image', file_size: png.length, mime_type: 'image/png' });
     expect(created.status).toBe(201);
@@ -115,6 +115,13 @@ describe('deployed mode: functions configured by the synthesized template', () =
     const completed = await call('POST', `/media/v1/uploads/${created.body.upload_id}/complete`);
     expect(completed.status).toBe(200);
     expect(completed.body).toMatchObject({ media_id: expect.any(String), mime_type: 'image/png', type: 'image' });
+
+    // The media object's url is the public file route's package (its bucket form from the template's environment).
+    const info = await call('GET', `/v23.0/${completed.body.media_id}`);
+    expect(info.status).toBe(200);
+    const file = await fetch(info.body.url, { headers: { authorization: `Bearer ${tenant.apiKey}` } });
+    expect(file.status).toBe(200);
+    expect(Buffer.from(await file.arrayBuffer())).toEqual(png);
   }, 120_000);
 
   it('converts media in the media worker\'s package, with the sharp and ffmpeg it ships', async () => {
@@ -124,11 +131,14 @@ describe('deployed mode: functions configured by the synthesized template', () =
     const [photo, recording] = await Promise.all([photoJpeg(3000, 2200, 24), bigWav(24)]);
     expect(photo.length).toBeGreaterThan(5 * 1024 * 1024);
     expect(recording.length).toBeGreaterThan(16 * 1024 * 1024);
-    const files = await startFileServer({ '/photo.jpg': photo, '/recording.wav': recording });
+    const header = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const files = await startFileServer({ '/photo.jpg': photo, '/recording.wav': recording, '/sandbox-unreachable/header.png': header });
     try {
       // Act
       const image = await call('POST', '/messages/v1', { to, type: 'image', image: { link: `${files.url}/photo.jpg`, caption: 'La foto' } });
       const audio = await call('POST', '/messages/v1', { to, type: 'audio', audio: { link: `${files.url}/recording.wav` }, autoConvert: true });
+      // A template header link the upstream cannot fetch: proxied by the same worker, then sent by id.
+      const template = await call('POST', '/messages/v1', { to, type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: `${files.url}/sandbox-unreachable/header.png` } });
 
       // Assess: both sent by the id of what the worker made and uploaded (sharp compressed the photo, ffmpeg the audio)
       expect(image.status).toBe(200);
@@ -138,6 +148,8 @@ describe('deployed mode: functions configured by the synthesized template', () =
       const payloads = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[];
       expect(payloads.find((p) => p.type === 'image').image).toEqual({ id: expect.any(String), caption: 'La foto' });
       expect(payloads.find((p) => p.type === 'audio').audio).toEqual({ id: expect.any(String) });
+      expect(template.status).toBe(200);
+      expect(payloads.find((p) => p.type === 'template').template.components.find((c: any) => c.type === 'header').parameters[0]).toEqual({ type: 'image', image: { id: expect.any(String) } });
       expect(d.environments.has('workers/media')).toBe(true);
     } finally {
       await files.stop();
