@@ -10,8 +10,10 @@ import { handler as openapi } from './openapi.ts';
 let page: string | undefined;
 
 export const { handler, spec } = publicEndpoint(
-  { route: 'GET /docs', summary: 'The API reference page (HTML)', responses: { 200: 'HTML page' } },
+  { route: 'GET /docs', summary: 'The API reference page (HTML)', responses: { 200: 'HTML page', 308: 'from /docs/ to /docs' } },
   async ({ event, requestId }) => {
+    // The page loads its renderer and document by relative links, which /docs/ would resolve one level too deep.
+    if (event.rawPath.endsWith('/')) return { statusCode: 308, headers: { location: '../docs' }, body: '' };
     if (!page) {
       const res = await openapi({ ...event, routeKey: 'GET /openapi.json', rawPath: '/openapi.json' }, { awsRequestId: requestId } as any);
       page = renderDocs(JSON.parse(String(res.body)));

@@ -50,6 +50,14 @@ describe('docs page in Chromium', () => {
     expect(foreign).toEqual([]);
   }, 240_000);
 
+  it('sends /docs/ to /docs, where the page\'s relative links resolve', async () => {
+    // Act
+    const res = await fetch(`${stack.url}/docs/`, { redirect: 'manual' });
+    // Assess
+    expect(res.status).toBe(308);
+    expect(new URL(res.headers.get('location')!, `${stack.url}/docs/`).href).toBe(`${stack.url}/docs`);
+  });
+
   it('serves the renderer gzip-compressed and keeps a no-JS fallback', async () => {
     // Act
     const js = await fetch(`${stack.url}/docs/scalar.js`, { headers: { 'accept-encoding': 'gzip' } });
