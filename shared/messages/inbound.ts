@@ -46,8 +46,8 @@ export async function recordInbound(businessId: string, value: Record<string, an
     logger.warn('inbound message without id or sender ignored', { businessId });
     return { stored: false };
   }
-  const known = await findByWamid(wamid);
-  if (known) return askAiAgain(known);
+  const known = await findByWamid(businessId, wamid);
+  if (known) return askAiAgain(businessId, known.messageId);
 
   const who: CustomerIdentity = sender.phone ? { phone: `+${sender.phone}` } : { userId: sender.userId! };
   const { contact } = await findOrCreateContact(businessId, who, { origin: 'inbound', ...(sender.name ? { name: sender.name } : {}) });
@@ -95,7 +95,7 @@ export async function recordInbound(businessId: string, value: Record<string, an
     );
   } catch (err) {
     // The wamid pointer already exists: a concurrent or repeated delivery of the same message.
-    if ((err as Error)?.name === 'TransactionCanceledException' && (await findByWamid(wamid))) return { stored: false };
+    if ((err as Error)?.name === 'TransactionCanceledException' && (await findByWamid(businessId, wamid))) return { stored: false };
     throw err;
   }
   await recordContactActivity(businessId, contact.id, at).catch((err) => logger.warn('contact activity not recorded', { error: err as Error }));
@@ -112,8 +112,8 @@ const askAi = (m: Pick<Message, 'businessId' | 'conversationId' | 'id' | 'receiv
  * queue then delivers the record again, and this is the only chance left), so the AI is asked again; the agent
  * answers an inbound message once however many jobs name it (its reply claim), so a repeat costs a job, not a reply.
  */
-async function askAiAgain(known: { businessId: string; messageId: string }): Promise<InboundOutcome> {
-  const stored = await getMessage(known.businessId, known.messageId);
+async function askAiAgain(businessId: string, messageId: string): Promise<InboundOutcome> {
+  const stored = await getMessage(businessId, messageId);
   if (stored) await askAi(stored);
   return { stored: false };
 }

@@ -21,8 +21,8 @@ export async function resolveReactionTarget(businessId: string, to: string, mess
     target = await getMessage(businessId, messageId);
     if (!target) throw validationError({ 'reaction.message_id': ['no message with this id in this business'] }, 'The message to react to does not exist');
   } else {
-    const pointer = await findByWamid(messageId);
-    if (pointer && pointer.businessId === businessId) target = await getMessage(businessId, pointer.messageId);
+    const pointer = await findByWamid(businessId, messageId);
+    if (pointer) target = await getMessage(businessId, pointer.messageId);
   }
   if (!target) return { wamid: messageId };
   if (!target.wamid) throw validationError({ 'reaction.message_id': ['the message was never delivered upstream (it has no wamid)'] }, 'The message to react to was not sent');

@@ -27,8 +27,8 @@ export const isReadReceipt = (body: unknown): boolean =>
 
 /** The inbound message a receipt names: by its wamid or by the service's message id. */
 async function inboundMessage(businessId: string, id: string) {
-  const pointer = await findByWamid(id);
-  const message = await getMessage(businessId, pointer?.businessId === businessId ? pointer.messageId : id);
+  const pointer = await findByWamid(businessId, id);
+  const message = await getMessage(businessId, pointer?.messageId ?? id);
   if (!message || message.direction !== 'inbound' || !message.wamid) throw notFound(`No message received by this business has the id ${id}`);
   return message;
 }

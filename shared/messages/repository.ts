@@ -1,10 +1,12 @@
 /**
  * Message items: `MSG#{id}` under the business, listed per conversation through gsi1 (time order), and a
- * global `WAMID#{wamid}` pointer so that upstream webhooks (which only know the wamid) find their message
- * and duplicate inbound deliveries are recognised.
+ * wamid pointer per business so that upstream webhooks (which name the number and the wamid) find their
+ * message and duplicate inbound deliveries are recognised. Per business, not global: the same upstream
+ * message posted to two businesses' numbers (a published sample, a test) is each one's own.
  */
 import { ownerPut } from '#shared/auth/ownership.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { batchGetAll } from '#shared/store/batch.ts';
 import { db, table } from '#shared/store/client.ts';
 import { queryIndexPage } from '#shared/store/query.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -80,7 +82,7 @@ export const messageOwnerPut = (m: Pick<Message, 'id' | 'businessId'>): Transact
 export const wamidPut = (wamid: string, businessId: string, messageId: string): TransactItem => ({
   Put: {
     TableName: table(),
-    Item: { ...keys.wamid(wamid), type: 'wamid', businessId, messageId },
+    Item: { ...keys.wamid(businessId, wamid), type: 'wamid', businessId, messageId },
     ConditionExpression: 'attribute_not_exists(pk)',
   },
 });
@@ -96,9 +98,12 @@ export async function getMessage(businessId: string, id: string): Promise<Messag
   return Item ? toMessage(Item) : undefined;
 }
 
-export async function findByWamid(wamid: string): Promise<{ businessId: string; messageId: string } | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.wamid(wamid), ConsistentRead: true }));
-  return Item ? { businessId: Item.businessId, messageId: Item.messageId } : undefined;
+/** The business's message with this wamid (its pointer, or the global one of an older table if it names this business). */
+export async function findByWamid(businessId: string, wamid: string): Promise<{ messageId: string } | undefined> {
+  const own = keys.wamid(businessId, wamid);
+  const items = await batchGetAll([own, keys.legacyWamid(wamid)]);
+  const item = items.find((i) => i.pk === own.pk) ?? items.find((i) => i.businessId === businessId);
+  return item ? { messageId: item.messageId } : undefined;
 }
 
 /** Messages of a conversation, newest first. */

@@ -53,9 +53,8 @@ export async function applyStatus(businessId: string, status: Record<string, any
   const next = String(status.status ?? '');
   const from = FROM.get(next);
   if (!from) return 'ignored';
-  const pointer = (await findByWamid(String(status.id ?? ''))) ?? (await settleLostAnswer(businessId, status));
+  const pointer = (await findByWamid(businessId, String(status.id ?? ''))) ?? (await settleLostAnswer(businessId, status));
   if (!pointer) return 'unknown';
-  if (pointer.businessId !== businessId) return 'ignored';
   const message = await getMessage(businessId, pointer.messageId);
   if (!message || message.direction !== 'outbound' || !from.includes(message.status)) return 'ignored';
   // A status of an earlier attempt (the wamid of a send that failed, then was retried) says nothing of this one.
@@ -113,7 +112,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
  * the client set none) is settled as sent with the status's wamid. Checked against what the send stored, so that
  * a client's own callback value never settles another message.
  */
-async function settleLostAnswer(businessId: string, status: Record<string, any>): Promise<{ businessId: string; messageId: string } | undefined> {
+async function settleLostAnswer(businessId: string, status: Record<string, any>): Promise<{ messageId: string } | undefined> {
   const callback = status.biz_opaque_callback_data;
   const wamid = String(status.id ?? '');
   if (typeof callback !== 'string' || !UUID_RE.test(callback) || !wamid) return undefined;
@@ -131,5 +130,5 @@ async function settleLostAnswer(businessId: string, status: Record<string, any>)
     items: conversation ? [conversationTouch(conversation, { at, direction: 'outbound' })] : [],
   });
   // Settled now, or by the send's own answer meanwhile: either way the wamid pointer tells.
-  return findByWamid(wamid);
+  return findByWamid(businessId, wamid);
 }

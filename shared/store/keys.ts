@@ -3,8 +3,8 @@
  *
  * Tenancy first: every business item lives under a partition key that starts with `B#{businessId}`,
  * so a query built from an authenticated business id cannot reach another business's items.
- * Global look-ups (API key hash, upstream phone number id, wamid) are separate small items that
- * point back into a business.
+ * Global look-ups (API key hash, upstream phone number id) are separate small items that point back
+ * into a business.
  *
  * Access patterns
  * | pattern                                   | key                                                        |
@@ -26,7 +26,8 @@
  * | open conversation of a contact            | pk B#{bid}            sk CCONV#{contactId}                 |
  * | window of a contact's last closed conv.   | pk B#{bid}            sk CCLOSED#{contactId}               |
  * | message by id; messages of a conversation | pk B#{bid} sk MSG#{id}; gsi1 B#{bid}#CONV#{cid} / {at}#{id}|
- * | message by upstream wamid                 | pk WAMID#{wamid}      sk WAMID                             |
+ * | message by upstream wamid, per business   | pk B#{bid}#WAMID#{wamid} sk WAMID (before 2026-11-27: the  |
+ * |   (the same wamid may reach two numbers)  |   global pk WAMID#{wamid}, still read beside it)           |
  * | send in flight (recorded, upstream answer | pk B#{bid} sk PSEND#{messageId};                           |
  * |   not settled yet), swept when stale      |   gsi1 PSEND#{shard} / {createdAt}#{bid}#{messageId}       |
  * | where sends to a number go: its contact   | pk B#{bid}            sk SROUTE#{e164} (checked against    |
@@ -141,7 +142,9 @@ export const keys = {
     gsi1sk: `${createdAt}#${messageId}`,
   }),
   messagesOfConversationPk: (bid: string, conversationId: string) => `${biz(bid)}#CONV#${conversationId}`,
-  wamid: (wamid: string): Key => ({ pk: `WAMID#${wamid}`, sk: 'WAMID' }),
+  wamid: (bid: string, wamid: string): Key => ({ pk: `${biz(bid)}#WAMID#${wamid}`, sk: 'WAMID' }),
+  /** The global wamid pointer tables written before 2026-11-27 hold (it names its business). */
+  legacyWamid: (wamid: string): Key => ({ pk: `WAMID#${wamid}`, sk: 'WAMID' }),
   pendingSend: (bid: string, messageId: string): Key => ({ pk: biz(bid), sk: `PSEND#${messageId}` }),
   /** Index entry of a send in flight: sharded by message id so the sweep can find every business's stale ones. */
   pendingSendIndex: (bid: string, messageId: string, createdAt: string) => ({

@@ -4,6 +4,7 @@
  * offline and in any browser.
  */
 import { publicEndpoint } from '#shared/http/public-endpoint.ts';
+import type { Reply } from '#shared/http/reply.ts';
 import { renderDocs } from '#shared/openapi/render.ts';
 import { handler as openapi } from './openapi.ts';
 
@@ -11,7 +12,7 @@ let page: string | undefined;
 
 export const { handler, spec } = publicEndpoint(
   { route: 'GET /docs', summary: 'The API reference page (HTML)', responses: { 200: 'HTML page', 308: 'from /docs/ to /docs' } },
-  async ({ event, requestId }) => {
+  async ({ event, requestId }): Promise<Reply> => {
     // The page loads its renderer and document by relative links, which /docs/ would resolve one level too deep.
     if (event.rawPath.endsWith('/')) return { statusCode: 308, headers: { location: '../docs' }, body: '' };
     if (!page) {

@@ -6,6 +6,8 @@
 import { createHmac } from 'node:crypto';
 import { startHarness, randomPhone, type Harness } from './harness.ts';
 import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#shared/store/keys.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -95,6 +97,26 @@ describe('incoming messages', () => {
     const ai = h.takeQueue('ai').map((m) => JSON.parse(m.body));
     expect(ai).toHaveLength(3);
     expect(new Set(ai.map((j) => j.messageId))).toEqual(new Set([messages.body.messages[0].id]));
+  });
+
+  it('stores the same upstream message for each business whose number it reaches: wamids are looked up per business', async () => {
+    // Prepare: one signed body for the first business, the same with the second business's number
+    const [t1, t2] = [await h.newTenant(), await h.newTenant()];
+    const { wamid } = await h.inbound(t1.phoneNumberId, randomPhone());
+    const [body] = h.takeUpstreamEvents();
+    const other = body.replaceAll(t1.phoneNumberId, t2.phoneNumberId);
+    expect(other).not.toBe(body);
+
+    // Act
+    expect(await h.runWorker([body, other])).toBe(0);
+
+    // Assess: each business holds the message once, with its own event
+    for (const t of [t1, t2]) {
+      const [conversation] = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
+      const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversation.id } });
+      expect(messages.body.messages).toEqual([expect.objectContaining({ wamid, direction: 'inbound' })]);
+      expect(h.events(t.businessId).filter((e) => e.event === 'message.received')).toHaveLength(1);
+    }
   });
 
   it('asks the AI on the redelivery when the delivery that stored the message could not queue the AI job', async () => {
@@ -206,6 +228,28 @@ describe('delivery statuses', () => {
     expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'delivered', wamid: second });
     expect(statusEvents(t.businessId)).toEqual(['message.failed', 'message.delivered']);
     expect(h.events(t.businessId).find((e) => e.event === 'message.delivered')!.data.wamid).toBe(second);
+  });
+
+  it('finds a message by the global wamid pointer of a table written before 2026-11-27, only for the business it names', async () => {
+    // Prepare: the message's pointer in its old form
+    const { t, id, wamid } = await sentMessage();
+    const other = await h.newTenant();
+    const { db, table } = await import('#shared/store/client.ts');
+    await db.send(new DeleteCommand({ TableName: table(), Key: keys.wamid(t.businessId, wamid) }));
+    await db.send(new PutCommand({ TableName: table(), Item: { ...keys.legacyWamid(wamid), type: 'wamid', businessId: t.businessId, messageId: id } }));
+
+    // Act: the status for another business's number, then for the message's own
+    await h.status(wamid, 'delivered');
+    const [body] = h.takeUpstreamEvents();
+    // (unknown to that business: asked for again, as a status of a send not stored yet is)
+    expect(await h.runWorker([body.replaceAll(t.phoneNumberId, other.phoneNumberId)])).toBe(1);
+    const untouched = await statusOf(t.apiKey, id);
+    expect(await h.runWorker([body])).toBe(0);
+
+    // Assess
+    expect(untouched).toMatchObject({ status: 'sent' });
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'delivered' });
+    expect(h.events(other.businessId).filter((e) => e.event === 'message.delivered')).toEqual([]);
   });
 
   it('reports a failed status without errors (optional in Meta\'s schema) with code unknown, not an HTTP status', async () => {
