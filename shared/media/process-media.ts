@@ -12,11 +12,12 @@ import { formatBytes, mediaTooLarge, unsupportedFormat } from './errors.ts';
 import { checkMediaId } from './media-id.ts';
 import { invalidLink } from './link-probe.ts';
 import { getObject } from './storage.ts';
+import { captionable, upstreamObject, voiceFlag } from './upstream-object.ts';
 import { storeMedia } from './upload-service.ts';
 import { compressImage } from './convert/image-ladder.ts';
 import { ConversionError, mp3SizeAt64k, probeDurationSeconds, toMp3Mono64k, toVoiceNote } from './convert/ffmpeg.ts';
 import {
-  asDocumentByLink, captionable, documentName, DOWNLOAD_CAP_BYTES, mediaDownloadFailed, upstreamObject,
+  asDocumentByLink, documentName, DOWNLOAD_CAP_BYTES, mediaDownloadFailed,
   type MediaAction, type MediaJobReason, type MediaSendRequest, type PreparedMedia,
 } from './send-media.ts';
 
@@ -140,7 +141,7 @@ async function upload(
 ): Promise<PreparedMedia> {
   const filename = type === 'document' ? documentName(req, mimeType) : `${type}.${extensionOf(mimeType)}`;
   const stored = await storeMedia(businessId, phoneNumberId, { type, bytes, mimeType, filename });
-  const media: PreparedMedia['media'] = { id: stored.media_id };
+  const media: PreparedMedia['media'] = { id: stored.media_id, ...voiceFlag(type, req.media) };
   if (req.media.caption !== undefined && captionable(type)) media.caption = req.media.caption;
   if (type === 'document') media.filename = filename;
   logger.info('media prepared', { action, type, mimeType, bytes: bytes.length });

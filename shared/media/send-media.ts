@@ -11,16 +11,11 @@ import { ApiError } from '#shared/http/errors.ts';
 import { extensionOf, MEDIA_RULES, MIME, type MediaType } from './formats.ts';
 import { formatBytes, mediaTooLarge } from './errors.ts';
 import { checkMediaId } from './media-id.ts';
+import { captionable, upstreamObject, type MediaObject, type UpstreamMediaObject } from './upstream-object.ts';
+
+export type { MediaObject } from './upstream-object.ts';
 import { probeLink } from './link-probe.ts';
 
-/** The media object of a send request (`voice` is a service extension for audio). */
-export interface MediaObject {
-  link?: string;
-  id?: string;
-  caption?: string;
-  filename?: string;
-  voice?: boolean;
-}
 
 export interface MediaSendRequest {
   type: MediaType;
@@ -41,8 +36,7 @@ export type MediaAction = 'as_is' | 'proxied' | 'compressed' | 'converted_to_mp3
 export interface PreparedMedia {
   /** The message type to send (`document` after a conversion to a document). */
   type: MediaType;
-  /** The upstream media object: `{ id | link, caption?, filename? }`. */
-  media: { id?: string; link?: string; caption?: string; filename?: string };
+  media: UpstreamMediaObject;
   metadata?: ConversionMetadata;
   action: MediaAction;
 }
@@ -55,15 +49,6 @@ export type MediaPlan = { kind: 'ready'; prepared: PreparedMedia } | { kind: 'jo
 /** The most the service downloads for a conversion: the largest file any type may become (a document). */
 export const DOWNLOAD_CAP_BYTES = MEDIA_RULES.document.maxBytes;
 
-export const captionable = (type: MediaType) => type === 'image' || type === 'video' || type === 'document';
-
-/** The request's media object as the upstream takes it (service extensions dropped). */
-export const upstreamObject = (type: MediaType, media: MediaObject): PreparedMedia['media'] => {
-  const out: PreparedMedia['media'] = media.id !== undefined ? { id: media.id } : { link: media.link };
-  if (media.caption !== undefined && captionable(type)) out.caption = media.caption;
-  if (media.filename !== undefined && type === 'document') out.filename = media.filename;
-  return out;
-};
 
 const ready = (prepared: PreparedMedia): MediaPlan => ({ kind: 'ready', prepared });
 const job = (reason: MediaJobReason): MediaPlan => ({ kind: 'job', reason });

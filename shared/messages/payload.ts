@@ -4,6 +4,7 @@
  */
 import type { SendRequest, MessageType } from './schemas.ts';
 import type { TemplateObject } from '#shared/templates/prepare.ts';
+import { upstreamObject } from '#shared/media/upstream-object.ts';
 
 export interface UpstreamPayload extends Record<string, unknown> {
   messaging_product: 'whatsapp';
@@ -12,13 +13,6 @@ export interface UpstreamPayload extends Record<string, unknown> {
   type: MessageType;
 }
 
-/** Keeps only the keys the Cloud API knows for a media object. */
-const mediaObject = (m: Record<string, any>) => {
-  const out: Record<string, unknown> = m.id !== undefined ? { id: m.id } : { link: m.link };
-  if (m.caption !== undefined) out.caption = m.caption;
-  if (m.filename !== undefined) out.filename = m.filename;
-  return out;
-};
 
 export function buildPayload(req: SendRequest, extras: { template?: TemplateObject; reactionWamid?: string } = {}): UpstreamPayload {
   const payload: UpstreamPayload = { messaging_product: 'whatsapp', recipient_type: 'individual', to: req.to, type: req.type };
@@ -33,7 +27,7 @@ export function buildPayload(req: SendRequest, extras: { template?: TemplateObje
     case 'audio':
     case 'document':
     case 'sticker':
-      payload[req.type] = mediaObject(req[req.type]);
+      payload[req.type] = upstreamObject(req.type, req[req.type]);
       break;
     case 'template':
       payload.template = extras.template;

@@ -24,7 +24,8 @@ export const DEFAULT_TEMPLATE_LANGUAGE = 'es_MX';
 export interface TemplateObject {
   name: string;
   language: { code: string; policy?: 'deterministic' };
-  components: Record<string, any>[];
+  /** Absent when there are none, unless the request itself sent an empty list (forwarded as sent). */
+  components?: Record<string, any>[];
 }
 
 export interface PreparedTemplate {
@@ -55,9 +56,9 @@ const invalidParameters = (message: string, details: Record<string, unknown>) =>
 
 export async function prepareTemplate(business: { businessId: string; phoneNumberId: string; wabaId?: string }, req: Record<string, any>): Promise<PreparedTemplate> {
   const shortcut = req.template === undefined;
-  const template: TemplateObject = shortcut
-    ? fromShortcut(req)
-    : { name: req.template.name, language: req.template.language, components: req.template.components ?? [] };
+  const template: TemplateObject & { components: Record<string, any>[] } = shortcut
+    ? { components: [], ...fromShortcut(req) }
+    : { ...req.template, name: req.template.name, language: req.template.language, components: req.template.components ?? [] };
 
   // The contract: the shortcut's language defaults to es_MX. A template approved only in another language is
   // not silently swapped in: the upstream answers 132000 (template_not_found, with the language tried).
@@ -86,15 +87,20 @@ export async function prepareTemplate(business: { businessId: string; phoneNumbe
     template.components = resolveQuickReplies(template, undefined, req.allowButtonIdOverride === true);
   }
 
-  await checkHeaderMedia(business.businessId, business.phoneNumberId, template);
-  return { template, headerType };
+  await checkHeaderMedia(business.businessId, business.phoneNumberId, template.components);
+  const { components, ...rest } = template;
+  const keep = components.length > 0 || (!shortcut && Array.isArray(req.template.components));
+  return { template: keep ? template : rest, headerType };
 }
 
 /** A quick-reply button component of a request (Meta takes its sub_type in either case). */
 const isQuickReply = (c: Record<string, any>) => c.type === 'button' && String(c.sub_type).toLowerCase() === 'quick_reply';
 
-/** Fills every quick-reply button of the template with its payload, in the contract's order. */
-function resolveQuickReplies(template: TemplateObject, approved: UpstreamTemplate | undefined, allowOverride: boolean): Record<string, any>[] {
+/**
+ * Gives every quick-reply button of the template its payload, in the contract's order: the request's buttons keep
+ * their place and form (only their payload is set), and the template's other quick-reply buttons follow.
+ */
+function resolveQuickReplies(template: { name: string; components: Record<string, any>[] }, approved: UpstreamTemplate | undefined, allowOverride: boolean): Record<string, any>[] {
   const requested = template.components;
   const quickReplies = new Map<string, Record<string, any> | undefined>();
   const buttons = approved?.components.find((c) => String(c.type).toUpperCase() === 'BUTTONS')?.buttons ?? [];
@@ -112,18 +118,20 @@ function resolveQuickReplies(template: TemplateObject, approved: UpstreamTemplat
     if (typeof configuredId === 'string' && configuredId) return configuredId;
     return `btn_${index}_${template.name}`;
   };
-  const others = requested.filter((c) => !isQuickReply(c));
-  const filled = [...quickReplies.entries()]
-    .sort(([a], [b]) => Number(a) - Number(b))
-    .map(([index, configured]) => ({ type: 'button', sub_type: 'quick_reply', index, parameters: [{ type: 'payload', payload: payloadFor(index, configured) }] }));
-  return [...others, ...filled];
+  const payloadParameter = (index: string) => [{ type: 'payload', payload: payloadFor(index, quickReplies.get(index)) }];
+  const asSent = requested.map((c) => (isQuickReply(c) ? { ...c, parameters: payloadParameter(String(c.index)) } : c));
+  const added = [...quickReplies.keys()]
+    .filter((index) => !requested.some((c) => isQuickReply(c) && String(c.index) === index))
+    .sort((a, b) => Number(a) - Number(b))
+    .map((index) => ({ type: 'button', sub_type: 'quick_reply', index, parameters: payloadParameter(index) }));
+  return [...asSent, ...added];
 }
 
 const HEADER_MEDIA_TYPES = new Set(['image', 'video', 'document']);
 
 /** Every media parameter of the header: its id is one the sending number may use, its link one the upstream may fetch. */
-async function checkHeaderMedia(businessId: string, phoneNumberId: string, template: TemplateObject): Promise<void> {
-  const params: Record<string, any>[] = template.components.filter((c) => c.type === 'header').flatMap((c) => c.parameters ?? []);
+async function checkHeaderMedia(businessId: string, phoneNumberId: string, components: Record<string, any>[]): Promise<void> {
+  const params: Record<string, any>[] = components.filter((c) => c.type === 'header').flatMap((c) => c.parameters ?? []);
   for (const param of params) {
     const media = HEADER_MEDIA_TYPES.has(param?.type) ? param[param.type] : undefined;
     if (typeof media?.id === 'string') await requireAccessibleMediaId(businessId, phoneNumberId, media.id);

@@ -24,6 +24,8 @@ export const media = (type: MediaType, filenameRequired: boolean) => {
       id: v.optional(identifier(`${type}.id`, 256)),
       caption,
       filename,
+      // Meta's voice-message flag (audio only; on other types it is not forwarded).
+      voice: v.optional(v.boolean(`${type}.voice must be true or false`)),
     }, `${type} must be an object with link or id`),
     exactlyOne('link', 'id', type),
   );

@@ -41,10 +41,10 @@ const param = (field: string) => byType(field, parameters);
 const buttonParam = byType('parameter', { ...parameters, text: v.looseObject({ type: v.literal('text'), text: v.union([v.pipe(v.string(), v.maxLength(2000)), v.boolean(), v.number()], 'text must be a string') }) });
 
 /** The contract: index is "0" to "9" (a number is taken as its string). */
+/** A string "0" to "9" (the contract), or the number (Meta takes both): forwarded as sent. */
 const buttonIndex = v.pipe(
   v.union([v.string(), v.number()], 'index is required: a string "0" to "9"'),
-  v.transform((x) => String(x)),
-  v.regex(/^[0-9]$/, 'index must be 0-9'),
+  v.check((x) => /^[0-9]$/.test(String(x)), 'index must be 0-9'),
 );
 
 const button = v.pipe(
@@ -74,7 +74,7 @@ export const fullTemplate = v.looseObject({
     v.looseObject({ code: identifier('template.language.code', 15), policy: v.optional(v.literal('deterministic', 'policy must be "deterministic"')) }),
     v.pipe(nonEmpty('template.language', 15), v.transform((code) => ({ code }))),
   ], 'template.language must be { code, policy? }'),
-  components: v.optional(v.array(byType('component', components, otherComponent), 'template.components must be an array'), []),
+  components: v.optional(v.array(byType('component', components, otherComponent), 'template.components must be an array')),
 }, 'template must be an object with name, language and components');
 
 const headerMedia = v.pipe(

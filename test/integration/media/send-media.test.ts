@@ -193,7 +193,8 @@ describe('media sends: proxy, voice notes, ids, unsafe links', () => {
     expect(mp3.prepared.action).toBe('voice_note');
     expect(uploaded(mp3.prepared.media.id!).mimeType).toBe('audio/ogg');
     expect(opus.plan.kind).toBe('ready');
-    expect(opus.prepared.media).toEqual({ link: server.url('/voice.ogg') });
+    expect(opus.prepared.media).toEqual({ link: server.url('/voice.ogg'), voice: true });
+    expect(mp3.prepared.media).toEqual({ id: expect.any(String), voice: true });
   }, 90_000);
 
   it('sends a known media id as is, and refuses an expired one with a clear 400', async () => {

@@ -308,10 +308,37 @@ describe('POST /messages/v1: templates', () => {
     expect((await h.send(t.apiKey, { to, type: 'template', template: withPayload, allowButtonIdOverride: true })).status).toBe(200);
     expect(await payloads()).toEqual([['0', 'MINE'], ['1', 'btn_1_reminder_buttons']]);
 
-    // Meta takes sub_type in capitals too: the same button, once, with the same resolution.
-    const capitals = { ...withPayload, components: [withPayload.components[0], { ...withPayload.components[1], sub_type: 'QUICK_REPLY', index: '1' }] };
+    // Meta takes sub_type in capitals and a numeric index too: the same button, once, as sent, with the same
+    // resolution; the template's other quick-reply button follows it.
+    const capitals = { ...withPayload, components: [withPayload.components[0], { ...withPayload.components[1], sub_type: 'QUICK_REPLY', index: 1 }] };
     expect((await h.send(t.apiKey, { to, type: 'template', template: capitals })).status).toBe(200);
-    expect(await payloads()).toEqual([['0', 'confirm_appointment'], ['1', 'btn_1_reminder_buttons']]);
+    expect(await payloads()).toEqual([[1, 'btn_1_reminder_buttons'], ['0', 'confirm_appointment']]);
+    expect((await h.sent(to)).at(-1).template.components[1]).toEqual({ type: 'button', sub_type: 'QUICK_REPLY', index: 1, parameters: [{ type: 'payload', payload: 'btn_1_reminder_buttons' }] });
+  });
+
+  it('forwards a template without components without any, and an empty list as sent', async () => {
+    const { t, to } = await h.openChat();
+    const last = async () => (await h.sent(to)).at(-1).template;
+
+    expect((await h.send(t.apiKey, { to, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } })).status).toBe(200);
+    expect(await last()).toEqual({ name: 'hello_world', language: { code: 'en_US' } });
+    expect((await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world', language: 'en_US' })).status).toBe(200);
+    expect(await last()).toEqual({ name: 'hello_world', language: { code: 'en_US' } });
+    expect((await h.send(t.apiKey, { to, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' }, components: [] } })).status).toBe(200);
+    expect(await last()).toEqual({ name: 'hello_world', language: { code: 'en_US' }, components: [] });
+  });
+
+  it('forwards an audio\'s voice-message flag (Meta\'s `voice`), and refuses one that is not a boolean', async () => {
+    const { t, to } = await h.openChat();
+    const { id } = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.alloc(64, 2), 'audio/mpeg');
+
+    const res = await h.send(t.apiKey, { to, type: 'audio', audio: { id, voice: true } });
+    const bad = await h.send(t.apiKey, { to, type: 'audio', audio: { id, voice: 'yes' } });
+
+    expect(res.status).toBe(200);
+    expect((await h.sent(to)).at(-1).audio).toEqual({ id, voice: true });
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body.details)).toContain('audio.voice');
   });
 
   it('sends header_media by url, normalises a media id put in url, and refuses a media id of another number', async () => {

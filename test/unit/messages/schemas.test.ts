@@ -123,7 +123,7 @@ describe('send request validation', () => {
     expect(() => parseSendRequest({ to, type: 'location', location: { latitude: -90, longitude: 180, name: long(1000), address: long(1000) } })).not.toThrow();
     expect(() => parseSendRequest({ to, type: 'reaction', reaction: { message_id: 'wamid.x', emoji: '' } })).not.toThrow();
     expect(() => parseSendRequest({ to, content: 'x', ai: { pause: true, pauseDuration: 1440 } })).not.toThrow();
-    expect(parseSendRequest({ to, type: 'template', template: { name: 'r', language: { code: 'es_MX' }, components: [{ type: 'button', sub_type: 'quick_reply', index: 9 }] } }).template.components[0].index).toBe('9');
+    expect(parseSendRequest({ to, type: 'template', template: { name: 'r', language: { code: 'es_MX' }, components: [{ type: 'button', sub_type: 'quick_reply', index: 9 }] } }).template.components[0].index).toBe(9);
   });
 
   it("accepts the Cloud API's shape in upstream style: later interactive kinds, any button sub_type, digits-only recipients, an implied type", () => {
