@@ -2,7 +2,7 @@
  * Incoming customer messages from upstream webhooks: stored once (the wamid pointer makes a duplicate
  * delivery a no-op), with the contact and conversation created when new, the 24-hour window opened, and
  * `message.received` emitted with the message in the upstream's own format. The AI worker is then asked
- * whether to answer.
+ * whether to answer, when the message is a customer's turn (shared/ai/customer-turn.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { newEvent } from '#shared/events/outbox.ts';
@@ -13,6 +13,7 @@ import { conversationTouch, findOrCreateConversation } from '#shared/conversatio
 import { logger } from '#shared/log/logger.ts';
 import { findByWamid, getMessage, messageOwnerPut, messagePut, wamidPut, type Message } from './repository.ts';
 import { routePut } from './send-route.ts';
+import { isCustomerTurn } from '#shared/ai/customer-turn.ts';
 
 export interface InboundOutcome {
   stored: boolean;
@@ -99,7 +100,7 @@ export async function recordInbound(businessId: string, value: Record<string, an
     throw err;
   }
   await recordContactActivity(businessId, contact.id, at).catch((err) => logger.warn('contact activity not recorded', { error: err as Error }));
-  await askAi(stored);
+  if (isCustomerTurn(message, at)) await askAi(stored);
   return { stored: true, messageId: stored.id, conversationId: conversation.id };
 }
 
@@ -114,6 +115,6 @@ const askAi = (m: Pick<Message, 'businessId' | 'conversationId' | 'id' | 'receiv
  */
 async function askAiAgain(businessId: string, messageId: string): Promise<InboundOutcome> {
   const stored = await getMessage(businessId, messageId);
-  if (stored) await askAi(stored);
+  if (stored && isCustomerTurn(stored.payload as Record<string, unknown>, stored.receivedAt ?? stored.createdAt)) await askAi(stored);
   return { stored: false };
 }

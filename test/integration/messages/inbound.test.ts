@@ -119,6 +119,42 @@ describe('incoming messages', () => {
     }
   });
 
+  it("asks the AI only about a customer's turn: not a reaction, edit, system notice, unsupported or group message, nor one older than the window", async () => {
+    // Prepare: Meta's shapes of each (the Cloud API webhook reference), from one customer
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const now = Math.floor(Date.now() / 1000);
+    const message = (id: string, extra: Record<string, unknown>, timestamp = now) => JSON.stringify({
+      object: 'whatsapp_business_account',
+      entry: [{ id: 'waba', changes: [{ field: 'messages', value: {
+        messaging_product: 'whatsapp', metadata: { display_phone_number: '15550000000', phone_number_id: t.phoneNumberId },
+        contacts: [{ profile: { name: 'Ana' }, wa_id: from }],
+        messages: [{ from, id, timestamp: String(timestamp), ...extra }],
+      } }] }],
+    });
+    const notTurns = [
+      message('wamid.reaction', { type: 'reaction', reaction: { message_id: 'wamid.earlier', emoji: '👍' } }),
+      message('wamid.edit', { type: 'edit', edit: { original_message_id: 'wamid.earlier', message: { type: 'text', text: { body: 'fixed' } } } }),
+      message('wamid.system', { type: 'system', system: { body: 'Ana changed their phone number', type: 'user_changed_number' } }),
+      message('wamid.unsupported', { type: 'unsupported', errors: [{ code: 131051, title: 'Message type unknown' }] }),
+      message('wamid.group', { type: 'text', text: { body: 'hola grupo' }, group_id: 'group-1' }),
+      message('wamid.old', { type: 'text', text: { body: 'from two days ago' } }, now - 2 * 86_400),
+    ];
+    h.takeQueue('ai');
+
+    // Act
+    expect(await h.runWorker(notTurns)).toBe(0);
+    const asked = h.takeQueue('ai').length;
+    expect(await h.runWorker([message('wamid.turn', { type: 'text', text: { body: 'hola' } })])).toBe(0);
+
+    // Assess: every message stored, only the last one put to the AI
+    const [conversation] = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
+    const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversation.id }, query: { limit: '20' } });
+    expect(messages.body.messages).toHaveLength(notTurns.length + 1);
+    expect(asked).toBe(0);
+    expect(h.takeQueue('ai').map((m) => JSON.parse(m.body).messageId)).toEqual([messages.body.messages.find((m: any) => m.wamid === 'wamid.turn').id]);
+  });
+
   it('asks the AI on the redelivery when the delivery that stored the message could not queue the AI job', async () => {
     // Prepare: the ai queue refuses the first send (a queue URL SQS does not know)
     const t = await h.newTenant();
