@@ -77,6 +77,21 @@ export class LocalQueues {
   }
 
   /** Whether messages of `queue` are waiting or being handled. */
+  /**
+   * Resolves once `queue` has no message to take now and none being handled (delayed messages do not count), or
+   * after `timeoutMs`: what a message sent to it has done by then can be read. At once for a queue not pumped here.
+   */
+  async caughtUp(queue: QueueName, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const pending = () => (this.inFlight.get(queue) ?? 0) > 0 || this.services.sqs.messages(queue).some((m) => m.visibleAt <= Date.now());
+    while (this.pumps(queue) && !this.stopped && pending() && Date.now() < deadline) {
+      await new Promise<void>((r) => {
+        this.waiters.push(r);
+        setTimeout(r, 20);
+      });
+    }
+  }
+
   private busy(queue: QueueName): boolean {
     return this.services.sqs.messages(queue).length > 0 || (this.inFlight.get(queue) ?? 0) > 0;
   }

@@ -99,7 +99,7 @@ async function readBody(req: IncomingMessage, max: number): Promise<Buffer | und
 /** Runs a handler module with an event: in this process by default; deployed mode runs each in a process of its own. */
 export type Invoke = (module: string, event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-const inProcess: Invoke = async (module, event, ctx) => (await loadHandler(module))(event, ctx);
+export const inProcess: Invoke = async (module, event, ctx) => (await loadHandler(module))(event, ctx);
 
 export async function handle(req: IncomingMessage, res: ServerResponse, invoke: Invoke = inProcess): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');

@@ -63,12 +63,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // outgoing connection's local port), and posts its webhooks to the API once that has started.
     const sandboxPort = options.sandboxPort === 0 || options.sandboxPort === undefined && process.env.SANDBOX_PORT === '0' ? 0 : options.sandboxPort ?? 3001;
     let apiUrl = '';
+    let upstreamEvents: (() => Promise<void>) | undefined;
     const { startSandbox } = await import('./sandbox/server.ts');
     const sandbox = await startSandbox({
       port: sandboxPort,
       serviceWebhookUrl: () => `${apiUrl}/webhooks/upstream`,
       appSecret: SANDBOX_APP_SECRET,
       accessToken: SANDBOX_TOKEN,
+      // Its inbound and status calls answer once the service has stored what they delivered (at most 10 s).
+      processed: () => upstreamEvents?.() ?? Promise.resolve(),
     });
     stops.push(sandbox.close);
     process.env.UPSTREAM_BASE_URL = sandbox.url;
@@ -134,8 +137,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       WEBHOOK_RETRY_BASE_SECONDS: process.env.WEBHOOK_RETRY_BASE_SECONDS ?? '2',
     });
 
-    const { startApiServer } = await import('./server.ts');
-    const api = await startApiServer(apiPort);
+    upstreamEvents = () => queues.caughtUp('upstream-events', 10_000);
+    const { inProcess, startApiServer } = await import('./server.ts');
+    // Webhooks a client posts to the service itself (any payload the Cloud API sends, decisions.md) are known to the
+    // sandbox too, as Meta knows every message to its numbers: a customer's message opens their window there.
+    const api = await startApiServer(apiPort, '127.0.0.1', async (module, event, context) => {
+      const out = await inProcess(module, event, context);
+      if (module === 'http/upstream/receive' && out.statusCode === 200 && event.body) {
+        try {
+          sandbox.observe(JSON.parse(event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body));
+        } catch {
+          // Not JSON: nothing the sandbox could learn from.
+        }
+      }
+      return out;
+    });
     stops.push(api.close);
     apiUrl = api.url;
     // The scheduled functions (the outbox sweep: lost publishes, unconfirmed sends), on their EventBridge rules' clock.

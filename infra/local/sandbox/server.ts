@@ -30,12 +30,22 @@ export interface SandboxOptions {
   appSecret: string;
   accessToken: string;
   host?: string;
+  /**
+   * Resolves once the service has processed the webhooks delivered so far (the local stack: its upstream-events
+   * queue caught up), so that a control call answers when its effect can be read. By default at once.
+   */
+  processed?: () => Promise<void>;
 }
 
 export interface Sandbox {
   url: string;
   close(): Promise<void>;
   setDefaultPhoneNumberId(id: string): void;
+  /**
+   * A webhook that reached the service another way (a client signed and posted it to POST /webhooks/upstream):
+   * the customers' messages in it are known here as Meta knows every message sent to its numbers.
+   */
+  observe(notification: unknown): void;
   /** In-process access for tests. */
   state: SandboxState;
 }
@@ -122,14 +132,13 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         Object.assign(message, { type: 'text', text: { body: String(body.text ?? 'Hola') } });
       }
       if (body.context) message.context = body.context;
-      const key = state.windowKey(phoneNumberId, from);
-      state.lastInbound.set(key, Math.max(state.lastInbound.get(key) ?? 0, ts));
-      state.inbound.set(wamid, { phoneNumberId, from });
+      state.customerWrote(phoneNumberId, from, wamid, ts);
       const payload = notification(phoneNumberId, {
         contacts: [{ profile: { name: String(body.name ?? `Customer ${from.slice(-4)}`) }, wa_id: from }],
         messages: [message],
       });
       const delivered = await deliver(webhookUrl(), opts.appSecret, payload).catch(() => 0);
+      await opts.processed?.();
       return send(res, 200, { wamid, webhook_status: delivered, payload });
     }
     if (req.method === 'GET' && path === '/__sandbox/sent') {
@@ -166,6 +175,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         status.errors = [{ code: err.code, title: err.message, message: err.message, error_data: { details: err.details } }];
       }
       const delivered = await deliver(webhookUrl(), opts.appSecret, notification(sent.phoneNumberId, { statuses: [status] })).catch(() => 0);
+      await opts.processed?.();
       return send(res, 200, { success: true, webhook_status: delivered });
     }
     if (req.method === 'POST' && path === '/__sandbox/faults') {
@@ -308,6 +318,18 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     setDefaultPhoneNumberId: (id: string) => {
       state.defaultPhoneNumberId = id;
     },
+    observe: (body: unknown) => {
+      for (const entry of asList((body as { entry?: unknown })?.entry)) {
+        for (const change of asList((entry as { changes?: unknown })?.changes)) {
+          const value = (change as { value?: Record<string, any> })?.value;
+          const phoneNumberId = value?.metadata?.phone_number_id;
+          if (typeof phoneNumberId !== 'string') continue;
+          for (const m of asList(value?.messages) as Record<string, unknown>[]) {
+            if (typeof m?.from === 'string' && typeof m.id === 'string') state.customerWrote(phoneNumberId, m.from, m.id, m.timestamp !== undefined ? toEpochMs(m.timestamp) : Date.now());
+          }
+        }
+      }
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const res of hanging) res.destroy();
@@ -316,6 +338,8 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       }),
   };
 }
+
+const asList = (x: unknown): unknown[] => (Array.isArray(x) ? x : []);
 
 /** Unix seconds, epoch milliseconds or an ISO string → epoch milliseconds. */
 function toEpochMs(value: unknown): number {

@@ -73,6 +73,13 @@ export class SandboxState {
 
   windowKey = (phoneNumberId: string, recipient: string) => `${phoneNumberId}:${digits(recipient)}`;
 
+  /** A customer's message to a number: it opens their 24-hour window (from its time) and can be reacted to and read. */
+  customerWrote(phoneNumberId: string, from: string, wamid: string, atMs: number): void {
+    const key = this.windowKey(phoneNumberId, from);
+    this.lastInbound.set(key, Math.max(this.lastInbound.get(key) ?? 0, atMs));
+    this.inbound.set(wamid, { phoneNumberId, from: digits(from) });
+  }
+
   windowOpen(phoneNumberId: string, recipient: string, now = Date.now()): boolean {
     const at = this.lastInbound.get(this.windowKey(phoneNumberId, recipient));
     return at !== undefined && now - at < 24 * 3600 * 1000;
