@@ -1,5 +1,6 @@
 /** Request shapes of the AI controls (a pause's duration rule, which a send's `ai` object shares, is in duration.ts). */
 import * as v from 'valibot';
+import { maxCharacters } from '#shared/lang/characters.ts';
 import { AI_MODES } from './conversation-ai.ts';
 import { allowedModels, isAllowedModel } from './models.ts';
 import { DEFAULT_PAUSE_MINUTES, durationMinutes, MAX_PAUSE_MINUTES } from './duration.ts';
@@ -26,7 +27,7 @@ export const globalToggleBody = v.object({ enabled: v.boolean('enabled is requir
 export const settingsPatchBody = v.pipe(
   v.strictObject({
     enabled: v.optional(v.boolean('enabled must be a boolean')),
-    systemPrompt: v.optional(v.nullable(v.pipe(v.string('systemPrompt must be a string'), v.trim(), v.minLength(1, 'systemPrompt must not be empty'), v.maxLength(4000, 'systemPrompt is limited to 4000 characters')))),
+    systemPrompt: v.optional(v.nullable(v.pipe(v.string('systemPrompt must be a string'), v.trim(), v.minLength(1, 'systemPrompt must not be empty'), maxCharacters(4000, 'systemPrompt is limited to 4000 characters')))),
     model: v.optional(v.nullable(v.pipe(v.string('model must be a string'), v.trim(), v.minLength(1, 'model must not be empty'), v.check(isAllowedModel, () => `model must be one of the models this deployment allows: ${allowedModels().join(', ')}`)))),
     handoffPauseMinutes: v.optional(v.pipe(v.number('handoffPauseMinutes must be a number'), v.integer('handoffPauseMinutes must be a whole number'), v.minValue(0, 'handoffPauseMinutes must be between 0 and 1440'), v.maxValue(MAX_PAUSE_MINUTES, 'handoffPauseMinutes must be between 0 and 1440'))),
     debounceSeconds: v.optional(v.pipe(v.number('debounceSeconds must be a number'), v.integer('debounceSeconds must be a whole number'), v.minValue(0, 'debounceSeconds must be between 0 and 60'), v.maxValue(60, 'debounceSeconds must be between 0 and 60'))),

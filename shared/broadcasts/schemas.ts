@@ -1,5 +1,6 @@
 /** Request schemas of the broadcast endpoints. The template itself is checked by the send validator (service). */
 import * as v from 'valibot';
+import { maxCharacters } from '#shared/lang/characters.ts';
 import { uuid } from '#shared/http/schemas.ts';
 import { BROADCAST_STATUSES, RECIPIENT_STATUSES } from './model.ts';
 import { broadcastSettings } from './settings.ts';
@@ -11,7 +12,7 @@ const contactIds = v.pipe(
 );
 
 export const createBroadcastBody = v.object({
-  name: v.pipe(v.string('name is required'), v.trim(), v.minLength(1, 'name must not be empty'), v.maxLength(200, 'name must be at most 200 characters')),
+  name: v.pipe(v.string('name is required'), v.trim(), v.minLength(1, 'name must not be empty'), maxCharacters(200, 'name must be at most 200 characters')),
   // The template, in any of the three forms of a template send (validated like POST /messages/v1).
   type: v.optional(v.literal('template', 'type must be "template": a broadcast sends an approved template')),
   templateName: v.optional(v.unknown()),

@@ -3,6 +3,7 @@
  * normalised to E.164 there); everything else is checked here.
  */
 import * as v from 'valibot';
+import { maxCharacters } from '#shared/lang/characters.ts';
 import { pageQuery, uuid } from '#shared/http/schemas.ts';
 import { notFound, validationError, type ApiError, type FieldErrors } from '#shared/http/errors.ts';
 import { summarize } from '#shared/http/validation.ts';
@@ -17,10 +18,10 @@ export const id = (message?: string) => v.pipe(uuid(message), v.toLowerCase());
 export const idParams = v.object({ id: id() });
 export const MAX_CUSTOM_FIELDS = 100;
 
-export const tag = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(100, 'at most 100 characters'));
+export const tag = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), maxCharacters(100, 'at most 100 characters'));
 export const tagList = v.pipe(v.array(tag, 'must be an array of strings'), v.maxLength(MAX_TAGS, `at most ${MAX_TAGS} tags`));
 
-export const name = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v.maxLength(200, 'at most 200 characters')));
+export const name = v.nullable(v.pipe(v.string('must be a string'), v.trim(), maxCharacters(200, 'at most 200 characters')));
 export const email = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v.toLowerCase(), v.maxLength(254, 'at most 254 characters'), v.email('must be a valid email address')));
 
 /**
@@ -32,8 +33,8 @@ export const customFields = v.pipe(
   v.custom<unknown>((x) => !Array.isArray(x), 'must be an object of scalar values'),
   v.custom<unknown>((x) => unstorableKeysOf(x).length === 0, `custom field names may not be ${UNSTORABLE_KEYS.join(', ')}`),
   v.record(
-    v.pipe(v.string(), v.minLength(1, 'keys must not be empty'), v.maxLength(100, 'keys have at most 100 characters')),
-    v.union([v.pipe(v.string(), v.maxLength(2000)), v.number(), v.boolean(), v.null()], 'values must be strings, numbers, booleans or null'),
+    v.pipe(v.string(), v.minLength(1, 'keys must not be empty'), maxCharacters(100, 'keys have at most 100 characters')),
+    v.union([v.pipe(v.string(), maxCharacters(2000, 'values have at most 2000 characters')), v.number(), v.boolean(), v.null()], 'values must be strings, numbers, booleans or null'),
     'must be an object of scalar values',
   ),
   v.check((o) => Object.keys(o).length <= MAX_CUSTOM_FIELDS, `at most ${MAX_CUSTOM_FIELDS} fields`),
@@ -84,6 +85,6 @@ export const contactInvalid = (details: FieldErrors, where: 'body' | 'query' | '
 
 export const listContactsQuery = v.object({
   ...pageQuery(100, 20).entries,
-  search: v.optional(v.pipe(v.string(), v.maxLength(200, 'at most 200 characters'))),
+  search: v.optional(v.pipe(v.string(), maxCharacters(200, 'at most 200 characters'))),
   filters: v.optional(v.pipe(v.string(), v.maxLength(8000, 'at most 8000 characters'))),
 });

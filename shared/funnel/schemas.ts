@@ -1,5 +1,6 @@
 /** Request shapes of the funnel endpoints (valibot); failures answer 400 validation_error with details per field. */
 import * as v from 'valibot';
+import { maxCharacters } from '#shared/lang/characters.ts';
 import { notFound, validationError, type ApiError, type FieldErrors } from '#shared/http/errors.ts';
 import { summarize } from '#shared/http/validation.ts';
 import { id } from '#shared/contacts/schemas.ts';
@@ -8,7 +9,7 @@ const stageName = v.pipe(
   v.string('name must be a string'),
   v.trim(),
   v.minLength(1, 'name must be 1-100 characters'),
-  v.maxLength(100, 'name must be 1-100 characters'),
+  maxCharacters(100, 'name must be 1-100 characters'),
 );
 const color = v.pipe(v.string('color must be a string'), v.regex(/^#[0-9a-fA-F]{6}$/, 'color must be a hex colour #RRGGBB'));
 

@@ -1,10 +1,11 @@
 /** Request shapes of the segment endpoints (format checks only; rules are checked by rules.ts). */
 import * as v from 'valibot';
+import { maxCharacters } from '#shared/lang/characters.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 
-const name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name must not be empty'), v.maxLength(200, 'name must be at most 200 characters'));
-const description = v.nullable(v.pipe(v.string('description must be a string'), v.maxLength(2000, 'description must be at most 2000 characters')));
-const color = v.nullable(v.pipe(v.string('color must be a string'), v.maxLength(50, 'color must be at most 50 characters')));
+const name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name must not be empty'), maxCharacters(200, 'name must be at most 200 characters'));
+const description = v.nullable(v.pipe(v.string('description must be a string'), maxCharacters(2000, 'description must be at most 2000 characters')));
+const color = v.nullable(v.pipe(v.string('color must be a string'), maxCharacters(50, 'color must be at most 50 characters')));
 
 /** The object-level message: a missing required key names the key; anything else is not a JSON object. */
 const bodyMessage = (issue: v.BaseIssue<unknown>) =>
@@ -58,7 +59,7 @@ const contactIds = v.pipe(
 export const membersBody = v.strictObject({
   action: v.picklist(['add', 'remove'], 'action must be "add" or "remove"'),
   contactIds: v.optional(contactIds),
-  search: v.optional(v.pipe(v.string('search must be a string'), v.trim(), v.minLength(1, 'search must be 1-200 characters, not empty'), v.maxLength(200, 'search must be 1-200 characters'))),
+  search: v.optional(v.pipe(v.string('search must be a string'), v.trim(), v.minLength(1, 'search must be 1-200 characters, not empty'), maxCharacters(200, 'search must be 1-200 characters'))),
   filters: v.optional(v.unknown()),
 }, (issue) => (issue.expected === 'never' ? `unknown field (allowed: action, contactIds, search, filters)` : bodyMessage(issue)));
 

@@ -1,9 +1,10 @@
 /** Request schemas of the webhook subscription endpoints. */
 import * as v from 'valibot';
+import { maxCharacters } from '#shared/lang/characters.ts';
 import { isEventName } from '#shared/events/names.ts';
 import { targetProblem } from './target.ts';
 
-const name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(100, 'must be at most 100 characters'));
+const name = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), maxCharacters(100, 'must be at most 100 characters'));
 
 const url = v.pipe(
   v.string('must be a string'),

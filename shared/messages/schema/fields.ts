@@ -1,19 +1,10 @@
 /** The field schemas every part of a send request is built from (one wording for each kind of issue). */
 import * as v from 'valibot';
+import { maxCharacters } from '#shared/lang/characters.ts';
 
 export const str = (field: string) => v.string(`${field} must be a string`);
 
-/** Characters as the Cloud API's limits count them: Unicode code points (an emoji is one, not two UTF-16 units). */
-export function characters(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0xdc00 || c > 0xdfff) n++;
-  }
-  return n;
-}
-
-const atMost = (field: string, max: number) => v.check((s: string) => characters(s) <= max, `${field} must be at most ${max} characters`);
+const atMost = (field: string, max: number) => maxCharacters(max, `${field} must be at most ${max} characters`);
 
 /** A string with something besides white space in it, forwarded as sent (white space included). */
 export const nonEmpty = (field: string, max?: number) =>

@@ -44,6 +44,7 @@ describe('funnel stages', () => {
     [{}, 'name'],
     [{ name: '' }, 'name'],
     [{ name: 'x'.repeat(101) }, 'name'],
+    [{ name: '😀'.repeat(101) }, 'name'],
     [{ name: 'ok', color: 'red' }, 'color'],
     [{ name: 'ok', color: '#12345' }, 'color'],
     [{ name: 'ok', position: -1 }, 'position'],
@@ -53,6 +54,13 @@ describe('funnel stages', () => {
     const res = await create(t.apiKey, body);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'validation_error', message: expect.any(String), details: { [field]: [expect.any(String)] } });
+  });
+
+  it('counts a name\'s characters as the contract does: 100 emoji fit (each is one character, two UTF-16 units)', async () => {
+    const t = await newTenant();
+    const res = await create(t.apiKey, { name: '😀'.repeat(100) });
+    expect(res.status).toBe(201);
+    expect(res.body.stage.name).toBe('😀'.repeat(100));
   });
 
   it('refuses the 51st stage with stage_limit_reached', async () => {

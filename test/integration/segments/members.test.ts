@@ -82,6 +82,7 @@ describe('POST /segments/{id}/members by contactIds', () => {
     ['empty search', { action: 'add', search: '' }],
     ['blank search', { action: 'add', search: '   ' }],
     ['search over 200 characters', { action: 'add', search: 'a'.repeat(201) }],
+    ['search over 200 characters of emoji', { action: 'add', search: '😀'.repeat(201) }],
     ['not an object', ['add']],
   ])('answers 400 Datos inválidos for %s', async (_cause, body) => {
     const t = await newTenant();
@@ -90,6 +91,14 @@ describe('POST /segments/{id}/members by contactIds', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Datos inválidos', details: expect.any(Array) });
     expect(res.body.details.length).toBeGreaterThan(0);
+  });
+
+  it('takes a search of 200 characters counted as the contract counts them (an emoji is one)', async () => {
+    const t = await newTenant();
+    const id = await staticSegment(t);
+    const res = await members(t, id, { action: 'add', search: '😀'.repeat(200) });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ action: 'add', affected: 0 });
   });
 
   it('refuses a dynamic segment', async () => {
