@@ -51,10 +51,21 @@ export const location = v.looseObject({
   address: v.optional(maxStr('location.address', 1000)),
 }, 'location must be an object with latitude and longitude');
 
+/**
+ * One emoji as a reader sees it: a single grapheme (skin tones, flags, keycaps and ZWJ sequences are one) with a
+ * pictograph, a flag's regional indicators or a keycap in it. Meta refuses anything else.
+ */
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+const EMOJI_PART = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u;
+const isOneEmoji = (s: string) => s.length <= 32 && EMOJI_PART.test(s) && [...graphemes.segment(s)].length === 1;
+
 export const reaction = v.looseObject({
   message_id: identifier('reaction.message_id', 256),
   // An empty emoji removes the reaction.
-  emoji: v.pipe(v.string('reaction.emoji is required (an empty string removes the reaction)'), v.maxLength(32, 'reaction.emoji must be a single emoji')),
+  emoji: v.pipe(
+    v.string('reaction.emoji is required (an empty string removes the reaction)'),
+    v.check((s) => s === '' || isOneEmoji(s), 'reaction.emoji must be a single emoji, or empty to remove the reaction'),
+  ),
 }, 'reaction must be an object with message_id and emoji');
 
 /** Meta's contact card: `name.formatted_name` required, every other member optional. */

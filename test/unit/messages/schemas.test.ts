@@ -48,6 +48,9 @@ describe('send request validation', () => {
     ['location address over 1000', { to, type: 'location', location: { latitude: 0, longitude: 0, address: long(1001) } }, 'location.address'],
     ['reaction without message_id', { to, type: 'reaction', reaction: { emoji: '👍' } }, 'reaction.message_id'],
     ['reaction without emoji', { to, type: 'reaction', reaction: { message_id: 'wamid.x' } }, 'reaction.emoji'],
+    ['reaction with a word for an emoji', { to, type: 'reaction', reaction: { message_id: 'wamid.x', emoji: 'hello' } }, 'reaction.emoji'],
+    ['reaction with two emoji', { to, type: 'reaction', reaction: { message_id: 'wamid.x', emoji: '👍👍' } }, 'reaction.emoji'],
+    ['reaction with a digit', { to, type: 'reaction', reaction: { message_id: 'wamid.x', emoji: '1' } }, 'reaction.emoji'],
     ['template without name', { to, type: 'template' }, 'templateName'],
     ['template_parameters not strings', { to, type: 'template', templateName: 'order_update', template_parameters: [{}] }, 'template_parameters.0'],
     ['header_media without type', { to, type: 'template', templateName: 'promo_header', header_media: { url: 'https://example.com/a.jpg' } }, 'header_media.type'],
@@ -116,6 +119,12 @@ describe('send request validation', () => {
   it('takes a product list of one section without a title (Meta: required only past one section)', () => {
     const interactive = { type: 'product_list', header: { type: 'text', text: 'H' }, body: { text: 'B' }, action: { catalog_id: '1', sections: [{ product_items: [{ product_retailer_id: 'a' }] }] } };
     expect(parseSendRequest({ messaging_product: 'whatsapp', to, type: 'interactive', interactive }).interactive).toEqual(interactive);
+  });
+
+  it('takes any single emoji as a reaction: plain, text-style, with a skin tone, a flag, a keycap, a ZWJ family, an escape', () => {
+    for (const emoji of ['👍', '❤', '❤️', '👍🏽', '🇲🇽', '1️⃣', '👨‍👩‍👧‍👦', '\uD83D\uDE00']) {
+      expect(parseSendRequest({ to, type: 'reaction', reaction: { message_id: 'wamid.x', emoji } }).reaction.emoji).toBe(emoji);
+    }
   });
 
   it('accepts every limit at its edge', () => {
