@@ -63,7 +63,10 @@ const isReply = (x: unknown): x is Reply => typeof x === 'object' && x !== null 
 
 const validate = async (schema: AnySchema | undefined, value: unknown, where: 'body' | 'query' | 'params', invalid: EndpointSpec<any, any, any>['invalid']) => {
   if (!schema) return value;
-  const parsed = await v.safeParseAsync(schema, value);
+  // Every body is a JSON object (valibot's object schemas would take an array: it is an object to `typeof`).
+  const parsed = where === 'body' && Array.isArray(value)
+    ? { success: false as const, issues: [{ message: 'The body must be a JSON object, not an array' } as v.BaseIssue<unknown>] }
+    : await v.safeParseAsync(schema, value);
   if (parsed.success) return parsed.output;
   const details = toFieldErrors(parsed.issues);
   throw invalid ? invalid(details, where) : validationError(details, `Invalid ${where}: ${Object.keys(details).join(', ')}`);

@@ -36,11 +36,15 @@ const to = v.pipe(
   v.regex(E164, 'to must be in international format with a leading + (for example +5215512345678)'),
 );
 
-const ai = v.optional(v.looseObject({
-  pause: v.optional(v.boolean('ai.pause must be a boolean')),
-  pauseDuration: v.optional(durationMinutes('ai.pauseDuration must be a number of minutes between 1 and 1440')),
-  disable: v.optional(v.boolean('ai.disable must be a boolean')),
-}, 'ai must be an object'));
+const ai = v.optional(v.pipe(
+  // An array is an object to valibot's object schema (and would pass, its members unread).
+  v.custom<unknown>((x) => !Array.isArray(x), 'ai must be an object'),
+  v.looseObject({
+    pause: v.optional(v.boolean('ai.pause must be a boolean')),
+    pauseDuration: v.optional(durationMinutes('ai.pauseDuration must be a number of minutes between 1 and 1440')),
+    disable: v.optional(v.boolean('ai.disable must be a boolean')),
+  }, 'ai must be an object'),
+));
 
 const common = {
   to,

@@ -48,6 +48,7 @@ describe('send request validation', () => {
     ['location address over 1000', { to, type: 'location', location: { latitude: 0, longitude: 0, address: long(1001) } }, 'location.address'],
     ['reaction without message_id', { to, type: 'reaction', reaction: { emoji: '👍' } }, 'reaction.message_id'],
     ['reaction without emoji', { to, type: 'reaction', reaction: { message_id: 'wamid.x' } }, 'reaction.emoji'],
+    ['ai as an array', { to, content: 'x', ai: [{ pause: true, pauseDuration: 99999 }] }, 'ai'],
     ['reaction with a word for an emoji', { to, type: 'reaction', reaction: { message_id: 'wamid.x', emoji: 'hello' } }, 'reaction.emoji'],
     ['reaction with two emoji', { to, type: 'reaction', reaction: { message_id: 'wamid.x', emoji: '👍👍' } }, 'reaction.emoji'],
     ['reaction with a digit', { to, type: 'reaction', reaction: { message_id: 'wamid.x', emoji: '1' } }, 'reaction.emoji'],
