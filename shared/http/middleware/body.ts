@@ -55,10 +55,17 @@ export const unusedBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
   },
 });
 
+/**
+ * No limit on the number of file parts for the parser itself: once busboy's `files` limit is reached it skips the
+ * next file part, and a skipped part larger than its buffer stalls the parse for good (the request never answered).
+ * The body is in memory already (6 MB in Lambda); a second file is refused after the parse instead.
+ */
 const multipartParser = onFirstUse(async (): Promise<MiddlewareObj<any>> => {
   const { default: parser } = await import('@middy/http-multipart-body-parser');
-  return parser({ disableContentTypeError: false, charset: 'utf-8', busboy: { limits: { fileSize: 100 * 1024 * 1024, files: 1, fields: 20 } } } as any);
+  return parser({ disableContentTypeError: false, charset: 'utf-8', busboy: { limits: { fileSize: 100 * 1024 * 1024, files: Number.MAX_SAFE_INTEGER, fields: 20 } } } as any);
 });
+
+const isFilePart = (x: unknown) => typeof x === 'object' && x !== null && Buffer.isBuffer((x as { content?: unknown }).content);
 
 export const multipartBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
@@ -72,6 +79,8 @@ export const multipartBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
     } catch (err) {
       throw validationError({ _body: [(err as Error).message || 'Malformed multipart body'] }, 'The multipart form could not be parsed');
     }
+    const parts = Object.values(request.event.body as unknown as Record<string, unknown>).flatMap((x) => (Array.isArray(x) ? x : [x]));
+    if (parts.filter(isFilePart).length > 1) throw validationError({ file: ['send one file per upload'] }, 'An upload takes one file part');
     state(request.event).body = request.event.body;
   },
 });

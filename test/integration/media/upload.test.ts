@@ -1,5 +1,5 @@
 /** POST /media/v1 through API Gateway events, against DynamoDB Local, a local S3 and the upstream sandbox. */
-import { startMediaHarness, invokeMultipart, type MediaHarness } from './harness.ts';
+import { startMediaHarness, invokeMultipart, invokeRaw, type MediaHarness } from './harness.ts';
 import { noisePng, smallJpeg, smallPng, smallWebp, tinyPdf, toneMp3, toneOpus, toneVorbis, smallMp4 } from './files.ts';
 
 let harness: MediaHarness;
@@ -112,6 +112,23 @@ describe('POST /media/v1', () => {
     expect(res.body.error).toBe('validation_error');
     expect(Object.keys(res.body.details)).toContain(field);
   });
+
+  it.each([
+    ['two parts named file', ['file', 'file']],
+    ['a second file part of another name', ['file', 'file2']],
+  ])('answers 400 for a form with %s, at once (a large second part stalled the parser for good)', async (_name, names) => {
+    // Prepare: two files of 300 KB each, more than the parser buffers at a time
+    const form = new FormData();
+    form.set('type', 'image');
+    const jpeg = await smallJpeg();
+    for (const name of names) form.append(name, new Blob([Buffer.concat([jpeg, Buffer.alloc(300_000)])], { type: 'image/jpeg' }), 'photo.jpg');
+    const request = new Request('http://local/media/v1', { method: 'POST', body: form });
+    // Act
+    const res = await invokeRaw('POST /media/v1', tenant.apiKey, Buffer.from(await request.arrayBuffer()), request.headers.get('content-type')!);
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'validation_error', details: { file: ['send one file per upload'] } });
+  }, 15_000);
 
   it('answers a clear 400 for a business without a messaging account', async () => {
     // Prepare: a business item without a phone number id.
