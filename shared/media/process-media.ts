@@ -14,7 +14,7 @@ import { invalidLink } from './link-probe.ts';
 import { getObject } from './storage.ts';
 import { captionable, upstreamObject, voiceFlag } from './upstream-object.ts';
 import { storeMedia } from './upload-service.ts';
-import { compressImage } from './convert/image-ladder.ts';
+import { compressImage, UndecodableImageError } from './convert/image-ladder.ts';
 import { ConversionError, mp3SizeAt64k, probeDurationSeconds, toMp3Mono64k, toVoiceNote } from './convert/ffmpeg.ts';
 import {
   asDocumentByLink, documentName, DOWNLOAD_CAP_BYTES, mediaDownloadFailed,
@@ -75,7 +75,15 @@ export async function processMediaSend(businessId: string, phoneNumberId: string
           if (!autoConvert) throw mediaTooLarge(type, originalSize, 'the file is not an image that can be compressed');
           return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, `file of ${formatBytes(originalSize)} is over the 5 MB image limit and cannot be compressed as an image; sent unchanged as a document`);
         }
-        const ladder = await compressImage(bytes, rule.maxBytes);
+        const ladder = await compressImage(bytes, rule.maxBytes).catch((err) => {
+          if (!(err instanceof UndecodableImageError)) throw err;
+          return undefined;
+        });
+        if (!ladder) {
+          // Declared an image but not one that decodes (corrupt or truncated): as for any file that is no image.
+          if (!autoConvert) throw mediaTooLarge(type, originalSize, 'the file could not be decoded as an image to compress');
+          return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, `file of ${formatBytes(originalSize)} is over the 5 MB image limit and could not be decoded to compress it; sent unchanged as a document`);
+        }
         if (ladder.fits) {
           return await upload(businessId, phoneNumberId, req, type, ladder.bytes, ladder.mimeType, 'compressed');
         }
@@ -129,7 +137,7 @@ export async function processMediaSend(businessId: string, phoneNumberId: string
     if (err instanceof ConversionError) {
       throw new ApiError(400, { error: 'media_conversion_failed', message: `The ${type} could not be converted: ${err.message}` });
     }
-    if (err instanceof Error && /unsupported image format|Input buffer contains unsupported/i.test(err.message)) {
+    if (err instanceof UndecodableImageError) {
       throw unsupportedFormat(type, detected?.mime, 'The image could not be decoded');
     }
     throw err;

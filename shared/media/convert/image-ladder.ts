@@ -26,15 +26,19 @@ export interface LadderResult {
   tried: number[];
 }
 
+/** The bytes are not an image libvips can decode (corrupt, truncated, or over the pixel bound): nothing to compress. */
+export class UndecodableImageError extends Error {
+  override name = 'UndecodableImageError';
+}
+
 /** 100 megapixels: far beyond any camera photo, and it bounds the decoded raster to ~300 MB in the worker. */
 const MAX_PIXELS = 100_000_000;
 
 export async function compressImage(input: Uint8Array, limitBytes: number): Promise<LadderResult> {
-  const source = sharp(input, { failOn: 'error', limitInputPixels: MAX_PIXELS });
-  const meta = await source.metadata();
-  let pipeline = source.rotate();
-  if (meta.hasAlpha) pipeline = pipeline.flatten({ background: '#ffffff' });
-  const { data, info } = await pipeline.toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
+  const decoded = await decode(input).catch((err: Error) => {
+    throw new UndecodableImageError(err.message);
+  });
+  const { data, info } = decoded;
   const raw = { width: info.width, height: info.height, channels: info.channels };
   const encode = (quality: number) => sharp(data, { raw }).jpeg({ quality, optimiseCoding: false }).toBuffer();
 
@@ -46,4 +50,13 @@ export async function compressImage(input: Uint8Array, limitBytes: number): Prom
   const fitting = lower.findIndex((b) => b.length <= limitBytes);
   if (fitting >= 0) return { bytes: lower[fitting]!, mimeType: 'image/jpeg', quality: rest[fitting]!, fits: true, tried };
   return { bytes: lower[lower.length - 1]!, mimeType: 'image/jpeg', quality: rest[rest.length - 1]!, fits: false, tried };
+}
+
+/** The image as sRGB pixels, upright, transparency on white. */
+async function decode(input: Uint8Array) {
+  const source = sharp(input, { failOn: 'error', limitInputPixels: MAX_PIXELS });
+  const meta = await source.metadata();
+  let pipeline = source.rotate();
+  if (meta.hasAlpha) pipeline = pipeline.flatten({ background: '#ffffff' });
+  return pipeline.toColourspace('srgb').raw().toBuffer({ resolveWithObject: true });
 }

@@ -25,6 +25,8 @@ beforeAll(async () => {
   server = await serveFiles({
     '/photo.jpg': { bytes: photo, contentType: 'image/jpeg' },
     '/noise.jpg': { bytes: noise, contentType: 'image/jpeg' },
+    // A JPEG's first bytes, then 6 MB that decode to nothing: an image by its header, not one sharp can read.
+    '/corrupt.jpg': { bytes: Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(6 * MB, 0x42)]), contentType: 'image/jpeg' },
     '/small.png': { bytes: png, contentType: 'image/png' },
     '/sandbox-unreachable/small.png': { bytes: png, contentType: 'image/png' },
     '/sandbox-unreachable/big.pdf': { bytes: Buffer.concat([tinyPdf(), Buffer.alloc(6 * MB, 0x20)]), contentType: 'application/pdf' },
@@ -87,6 +89,16 @@ describe('media sends: the autoConvert table', () => {
       status: 413,
       body: { error: 'media_too_large', message: expect.any(String), suggestion: expect.any(String), limits: { image: '5 MB', video: '16 MB', audio: '16 MB', document: '100 MB' } },
     });
+  }, 90_000);
+
+  it('image over 5 MB that does not decode: 413 without autoConvert, a document with it (it answered 502)', async () => {
+    // Act
+    const refused = prepare({ type: 'image', media: { link: server.url('/corrupt.jpg') } });
+    await expect(refused).rejects.toMatchObject({ status: 413, body: { error: 'media_too_large', message: expect.stringContaining('could not be decoded') } });
+    const { prepared } = await prepare({ type: 'image', media: { link: server.url('/corrupt.jpg') }, autoConvert: true });
+    // Assess
+    expect(prepared.type).toBe('document');
+    expect(prepared.metadata).toEqual({ originalType: 'image', wasConverted: true, reason: expect.stringContaining('could not be decoded') });
   }, 90_000);
 
   it('video over 16 MB with autoConvert: no compression, sent as a document (decided without downloading)', async () => {
