@@ -63,7 +63,9 @@ export function routeMatcher<R extends RoutePattern>(routes: readonly R[]): (met
       if (!m) continue;
       owner = c.literalSegments;
       if (c.route.method !== method) {
-        allowed.push(c.route.method);
+        // A Cloud API pattern (`/{version}/...`) takes any first segment, as API Gateway matches it, but only a path
+        // that names a version (`/v23.0/...`) is one of its paths: `POST /team/v2` is unknown (404), not a 405.
+        if (!c.route.path.startsWith('/{version}/') || GRAPH_PATH.test(path)) allowed.push(c.route.method);
         continue;
       }
       return { route: c.route, params: Object.fromEntries(c.names.map((name, i) => [name, decode(m[i + 1])])) };

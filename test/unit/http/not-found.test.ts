@@ -27,6 +27,14 @@ describe('$default: requests no route takes', () => {
     expect(withParams.headers.allow.split(', ').sort()).toEqual(['DELETE', 'GET', 'PATCH']);
   });
 
+  it('answers 404 for a two-segment path that names no version, though the Cloud API pattern /{version}/{id} takes it for GET and DELETE', async () => {
+    const res = await handler(event('POST', '/team/v2'));
+    const media = await handler(event('POST', '/v23.0/1055'));
+    expect(res.statusCode).toBe(404);
+    expect(JSON.parse(res.body!)).toEqual({ error: 'not_found', message: 'No route for POST /team/v2' });
+    expect([media.statusCode, media.headers.allow]).toEqual([405, 'GET, DELETE']);
+  });
+
   it('answers on a Cloud API path (/vNN.N/...) in the Graph API\'s error shape, code 100', async () => {
     const wrongMethod = await handler(event('GET', '/v23.0/1055/messages'));
     const unknown = await handler(event('GET', '/v23.0/1055/nothing/here'));
