@@ -58,9 +58,10 @@ export const mediaExpired = (mediaId: string, expiresAt: string) =>
     message: `Media id ${mediaId} expired at ${expiresAt} (media ids are valid for about 30 days); upload the file again with POST /media/v1`,
   });
 
+/** The contract's 403 (`forbidden`: the resource belongs to another account) with its code and hint. */
 export const mediaPermissionDenied = (mediaId: string) =>
   new ApiError(403, {
-    error: 'media_permission_denied',
+    error: 'forbidden',
     code: 'MEDIA_PERMISSION_DENIED',
     message: `Media id ${mediaId} is not accessible with the credentials of the sending number`,
     hint: 'Upload the file with POST /media/v1 using an API key of this business (media ids belong to the number that uploaded them), or send the header by public url',

@@ -357,7 +357,7 @@ describe('POST /messages/v1: templates', () => {
 
     const denied = await h.send(t.apiKey, { ...base, header_media: { type: 'image', media_id: theirs.id } });
     expect(denied.status).toBe(403);
-    expect(denied.body).toMatchObject({ code: 'MEDIA_PERMISSION_DENIED', hint: expect.any(String) });
+    expect(denied.body).toEqual({ error: 'forbidden', code: 'MEDIA_PERMISSION_DENIED', message: expect.any(String), hint: expect.any(String) });
   });
 
   it('checks a header media id against this service\'s own upload record: expired → 400 media_expired, another number\'s → 403', async () => {
@@ -387,7 +387,7 @@ describe('POST /messages/v1: templates', () => {
 
     // Assess
     expect(answers.map((r) => [r.status, r.body.error])).toEqual([
-      [400, 'media_expired'], [400, 'media_expired'], [403, 'media_permission_denied'], [403, 'media_permission_denied'],
+      [400, 'media_expired'], [400, 'media_expired'], [403, 'forbidden'], [403, 'forbidden'],
     ]);
     expect(await h.sent(to)).toEqual([]);
   });
