@@ -55,9 +55,10 @@ export const location = v.looseObject({
  * One emoji as a reader sees it: a single grapheme (skin tones, flags, keycaps and ZWJ sequences are one) with a
  * pictograph, a flag's regional indicators or a keycap in it. Meta refuses anything else.
  */
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+let graphemes: Intl.Segmenter | undefined; // made on first use: it loads ICU's break rules, a cost at a cold start
 const EMOJI_PART = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u;
-const isOneEmoji = (s: string) => s.length <= 32 && EMOJI_PART.test(s) && [...graphemes.segment(s)].length === 1;
+const isOneEmoji = (s: string) =>
+  s.length <= 32 && EMOJI_PART.test(s) && [...(graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' })).segment(s)].length === 1;
 
 export const reaction = v.looseObject({
   message_id: identifier('reaction.message_id', 256),
