@@ -12,7 +12,7 @@ import { UNSTORABLE_KEYS, unstorableKeysOf } from '#shared/lang/client-keys.ts';
 export const MAX_TAGS = 100;
 
 /** A UUID in its stored spelling (lower case), so that keys built from client input match. */
-export const id = (message?: string) => v.pipe(uuid(message), v.toLowerCase());
+export const id = (message?: string) => uuid(message);
 
 /** Path `{ id }` as a lower-case UUID. */
 export const idParams = v.object({ id: id() });

@@ -3,7 +3,8 @@ import * as v from 'valibot';
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export const uuid = (message = 'must be a UUID') => v.pipe(v.string(message), v.regex(UUID_RE, message));
+/** A UUID in either letter case, as the service writes its ids: in lower case (so `GET /messages/v1/{ID}` finds it). */
+export const uuid = (message = 'must be a UUID') => v.pipe(v.string(message), v.regex(UUID_RE, message), v.toLowerCase());
 
 /** Path parameters `{ id }` as a UUID. */
 export const idParams = v.object({ id: uuid() });

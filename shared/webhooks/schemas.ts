@@ -1,5 +1,6 @@
 /** Request schemas of the webhook subscription endpoints. */
 import * as v from 'valibot';
+import { uuid } from '#shared/http/schemas.ts';
 import { maxCharacters } from '#shared/lang/characters.ts';
 import { isEventName } from '#shared/events/names.ts';
 import { targetProblem } from './target.ts';
@@ -40,10 +41,7 @@ export const updateBody = v.object({
   enabled: v.optional(v.boolean('must be a boolean')),
 });
 
-export const deliveryParams = v.object({
-  id: v.pipe(v.string(), v.regex(/^[0-9a-f-]{36}$/i, 'must be a UUID')),
-  deliveryId: v.pipe(v.string(), v.regex(/^[0-9a-f-]{36}$/i, 'must be a UUID')),
-});
+export const deliveryParams = v.object({ id: uuid(), deliveryId: uuid() });
 
 export type CreateInput = v.InferOutput<typeof createBody>;
 export type UpdateInput = v.InferOutput<typeof updateBody>;

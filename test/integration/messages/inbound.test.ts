@@ -79,6 +79,18 @@ describe('incoming messages', () => {
     if (contact.status === 200) expect(JSON.stringify(contact.body)).toContain(from);
   });
 
+  it('finds a conversation and a message by their ids in upper case too, as contacts are found', async () => {
+    const { t } = await h.openChat();
+    const [conversation] = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
+    const [message] = (await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversation.id } })).body.messages;
+
+    const byConversation = await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: conversation.id.toUpperCase() } });
+    const byMessage = await h.invoke('GET /messages/v1/{id}', { apiKey: t.apiKey, params: { id: message.id.toUpperCase() } });
+
+    expect([byConversation.status, byConversation.body.conversation?.id]).toEqual([200, conversation.id]);
+    expect([byMessage.status, byMessage.body.message?.id]).toEqual([200, message.id]);
+  });
+
   it('stores nothing twice on a duplicate webhook delivery, and asks the AI again about the same message', async () => {
     const t = await h.newTenant();
     const from = randomPhone();
