@@ -37,6 +37,8 @@ const SQS_MAX_DELAY_SECONDS = 900;
 const EARLY_TOLERANCE_MS = 1000;
 /** Past this, a lane head that is still pending is assumed to have lost its job. */
 const HEAD_OVERDUE_MS = 2 * (webhookSettings.timeoutMs + 5_000) + 60_000;
+/** Past this, a batch of first attempts has surely finished or died (its jobs then come back through the lease). */
+const BATCH_OVERDUE_MS = HEAD_OVERDUE_MS;
 
 export interface SendResult {
   attempt: Attempt;
@@ -106,6 +108,13 @@ export async function processDeliveryJob(job: DeliveryJob): Promise<void> {
     // never written, so write it now and go on as with any other job.
     await createDelivery(job.delivery);
     claim = await claimDelivery(job, webhookSettings.timeoutMs + 5_000, job.attempt, due);
+  }
+  if (!claim.claimed && !claim.delivery && job.attempt !== undefined && job.notBefore !== undefined) {
+    // A scheduled retry of a first attempt whose batch has not recorded it yet (a slower delivery of the same batch
+    // holds the batch's one write): it comes back shortly, for as long as that batch may still be running.
+    if (now - job.notBefore < BATCH_OVERDUE_MS) await enqueueJob(job, webhookSettings.laneWaitSeconds);
+    else logger.warn('webhook retry dropped: its delivery was never recorded', { businessId: job.businessId, webhookId: job.webhookId, deliveryId: job.deliveryId });
+    return;
   }
   if (!claim.claimed) {
     const d = claim.delivery;

@@ -139,6 +139,26 @@ describe('webhook delivery', () => {
     }
   });
 
+  it('retries a failed first attempt while a slower one of the same batch still holds the batch\'s record back', async () => {
+    // Prepare: two subscriptions of one business, so both first attempts share a batch and its one write
+    const t = await newTenant();
+    const failing = await receiver((_req, i) => ({ status: i === 0 ? 500 : 200 }));
+    const slow = await receiver(() => ({ status: 200, delayMs: 1500 }));
+    const s = await subscribe(t, failing.url);
+    await subscribe(t, slow.url);
+
+    // Act: the retry (due after 0.05 s) comes while the batch waits 1.5 s for the slow receiver
+    await commit([], [newEvent(t.businessId, 'message.sent', { id: 'm-batch' })]);
+    await failing.waitFor(2);
+    await queues.idle();
+
+    // Assess
+    const d = (await deliveries(t, s.id)).data[0];
+    expect(d).toMatchObject({ status: 'delivered', attemptCount: 2 });
+    expect(d.attempts.map((a: any) => a.statusCode)).toEqual([500, 200]);
+    expect(new Set(failing.received.map((x) => x.headers['x-webhook-id'])).size).toBe(1);
+  });
+
   it('honours Retry-After', async () => {
     const t = await newTenant();
     const r = await receiver((_req, i) => (i === 0 ? { status: 503, headers: { 'Retry-After': '1' } } : { status: 200 }));
