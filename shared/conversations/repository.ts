@@ -16,6 +16,7 @@ import { keys } from '#shared/store/keys.ts';
 import { commit, newEvent, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
 import { getAgent } from '#shared/team/repository.ts';
 import type { Contact } from '#shared/contacts/model.ts';
+import { getContact } from '#shared/contacts/repository.ts';
 
 export const WINDOW_MS = 24 * 3600 * 1000;
 
@@ -93,6 +94,7 @@ const isConditionFailure = (err: unknown) =>
  * loses the pointer race and reads the winner's conversation.
  */
 export async function findOrCreateConversation(businessId: string, contact: Contact): Promise<{ conversation: Conversation; created: boolean }> {
+  let current = contact;
   for (let attempt = 0; attempt < 5; attempt++) {
     const pointers = await conversationPointers(businessId, contact.id);
     if (pointers.openId) {
@@ -100,7 +102,7 @@ export async function findOrCreateConversation(businessId: string, contact: Cont
       if (existing) return { conversation: existing, created: false };
     }
     const now = new Date().toISOString();
-    const agent = contact.assigned_agent_id ? await getAgent(businessId, contact.assigned_agent_id) : undefined;
+    const agent = current.assigned_agent_id ? await getAgent(businessId, current.assigned_agent_id) : undefined;
     const conversation: Conversation = {
       id: randomUUID(),
       businessId,
@@ -132,6 +134,18 @@ export async function findOrCreateConversation(businessId: string, contact: Cont
         },
       },
       ownerPut('conversation', conversation.id, businessId),
+      // The agent copied is still the contact's: a reassignment that found no open conversation to move (it
+      // committed between the contact's read and this write) cancels this creation, which reads the contact again.
+      {
+        ConditionCheck: {
+          TableName: table(),
+          Key: keys.contact(businessId, contact.id),
+          ConditionExpression: current.assigned_agent_id
+            ? 'assigned_agent_id = :agent'
+            : 'attribute_not_exists(assigned_agent_id) OR attribute_type(assigned_agent_id, :null)',
+          ExpressionAttributeValues: current.assigned_agent_id ? { ':agent': current.assigned_agent_id } : { ':null': 'NULL' },
+        },
+      },
     ];
     const events: DomainEvent[] = [
       newEvent(businessId, 'conversation.created', {
@@ -165,8 +179,10 @@ export async function findOrCreateConversation(businessId: string, contact: Cont
       return { conversation, created: true };
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
-      // Another request created it first (or the agent vanished, or a transaction conflicted): read again.
+      // Another request created it first (or the contact's agent changed, or the agent vanished, or a transaction
+      // conflicted): read again.
       await new Promise((r) => setTimeout(r, Math.random() * 20 * (attempt + 1)));
+      current = (await getContact(businessId, contact.id)) ?? current;
     }
   }
   throw new Error(`could not find or create the conversation of contact ${contact.id}`);

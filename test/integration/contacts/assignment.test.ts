@@ -62,6 +62,24 @@ describe('agent assignment through contacts', () => {
     expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 1 });
   });
 
+  it('gives a conversation opened from a contact read before its reassignment the new agent (the reassignment had none to move)', async () => {
+    // Prepare: the contact as an inbound message read it (agent Ana), then reassigned to Bo while no conversation is open
+    const t = await newTenant();
+    const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
+    const bo = await addAgent(t.businessId, { email: 'bo@x.com' });
+    const contact = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550803', assigned_agent_id: ana.id } })).body.contact;
+    const readBefore = (await getContact(t.businessId, contact.id))!;
+    expect((await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: contact.id }, body: { assigned_agent_id: bo.id } })).status).toBe(200);
+
+    // Act
+    const { conversation } = await findOrCreateConversation(t.businessId, readBefore);
+
+    // Assess
+    expect(conversation.assignedAgentId).toBe(bo.id);
+    expect(await conversationAgent(t.businessId, conversation.id)).toBe(bo.id);
+    expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 0, 'bo@x.com': 1 });
+  });
+
   it('answers 400 for an agent of another business', async () => {
     const t = await newTenant();
     const other = await newTenant();
