@@ -10,14 +10,33 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 
+// Whatever goes wrong (the table unreachable, an unknown table) is still one JSON object on stdout, and exit code 1.
+process.on('uncaughtException', (err) => {
+  process.stdout.write(`${JSON.stringify({ error: (err as Error)?.name ?? 'Error', message: (err as Error)?.message ?? String(err) })}\n`);
+  process.exit(1);
+});
+
+/** The port of a URL, or undefined when it is not one. */
+const portOf = (url: string): number | undefined => {
+  try {
+    const u = new URL(url);
+    return Number(u.port || (u.protocol === 'https:' ? 443 : 80));
+  } catch {
+    return undefined;
+  }
+};
+
 // Without AWS credentials, the CLI talks to the local stack on the ports `npm start` listens on (the same variables):
 // its DynamoDB and its Secrets Manager stand-in, which accept any credentials.
 if (!process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
   const { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX } = await import('./sandbox/credentials.ts');
-  const { localPorts } = await import('./ports.ts');
+  const { localPorts, standInPort } = await import('./ports.ts');
   const { dynamodbPort, secretsManagerPort } = localPorts();
+  // Told only a stack's DynamoDB endpoint (the line `npm start` prints), the CLI finds that stack's Secrets Manager beside it.
+  const givenDynamoPort = process.env.DYNAMODB_ENDPOINT ? portOf(process.env.DYNAMODB_ENDPOINT) : undefined;
+  const secretsPort = givenDynamoPort !== undefined && !process.env.SECRETS_MANAGER_PORT ? standInPort(givenDynamoPort, 'secretsManager') : secretsManagerPort;
   process.env.DYNAMODB_ENDPOINT ??= `http://127.0.0.1:${dynamodbPort}`;
-  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER ??= `http://127.0.0.1:${secretsManagerPort}`;
+  process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER ??= `http://127.0.0.1:${secretsPort}`;
   process.env.BUSINESS_TOKEN_SECRET_PREFIX ??= LOCAL_BUSINESS_TOKEN_SECRET_PREFIX;
   Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' });
 }

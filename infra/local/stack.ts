@@ -63,12 +63,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // outgoing connection's local port), and posts its webhooks to the API once that has started.
     const sandboxPort = options.sandboxPort === 0 || options.sandboxPort === undefined && process.env.SANDBOX_PORT === '0' ? 0 : options.sandboxPort ?? 3001;
     let apiUrl = '';
+    // decisions.md: the sandbox signs, and the service checks, with `sandbox-app-secret` or UPSTREAM_APP_SECRET when set.
+    const appSecret = process.env.UPSTREAM_APP_SECRET || SANDBOX_APP_SECRET;
     let upstreamEvents: (() => Promise<void>) | undefined;
     const { startSandbox } = await import('./sandbox/server.ts');
     const sandbox = await startSandbox({
       port: sandboxPort,
       serviceWebhookUrl: () => `${apiUrl}/webhooks/upstream`,
-      appSecret: SANDBOX_APP_SECRET,
+      appSecret,
       accessToken: SANDBOX_TOKEN,
       // Its inbound and status calls answer once the service has stored what they delivered (at most 10 s).
       processed: () => upstreamEvents?.() ?? Promise.resolve(),
@@ -107,7 +109,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const { startSecretsManager } = await import('./aws/secrets-manager.ts');
     const secretsManager = await startSecretsManager({ port: options.secretsManagerPort ?? 0 });
     stops.push(secretsManager.close);
-    const upstreamSecretArn = secretsManager.putSecret('wa-crm/upstream', JSON.stringify({ token: SANDBOX_TOKEN, appSecret: SANDBOX_APP_SECRET, verifyToken: SANDBOX_VERIFY_TOKEN }));
+    const upstreamSecretArn = secretsManager.putSecret('wa-crm/upstream', JSON.stringify({ token: SANDBOX_TOKEN, appSecret, verifyToken: SANDBOX_VERIFY_TOKEN }));
     // The AI agent's model, as deployed: Bedrock's Converse API, here a stand-in answering with the sandbox's model.
     const { startBedrockRuntime } = await import('./aws/bedrock-runtime.ts');
     const bedrock = await startBedrockRuntime();

@@ -1,7 +1,8 @@
 /**
- * `npm start`: the whole service on this machine. Ports: PORT (API, 3000), SANDBOX_PORT (3001),
- * DYNAMODB_PORT (8000), S3_PORT (4569), SQS_PORT (9324), SECRETS_MANAGER_PORT (9325), SCHEDULER_PORT (9326) — the
- * ports `npm run sam:env` assumes. Ctrl-C stops all of it.
+ * `npm start`: the whole service on this machine. Ports (infra/local/ports.ts): PORT (API, 3000), SANDBOX_PORT (3001),
+ * DYNAMODB_PORT (8000), S3_PORT (4569), SQS_PORT, SECRETS_MANAGER_PORT and SCHEDULER_PORT (DYNAMODB_PORT + 1324-1326) —
+ * the ports `npm run sam:env` assumes. Ctrl-C stops all of it, and so does SIGINT or SIGTERM to the npm process alone
+ * (the script `exec`s, so npm's signal reaches this process through tsx).
  */
 import { startLocalStack } from './stack.ts';
 import { localPorts } from './ports.ts';
