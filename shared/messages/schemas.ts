@@ -85,8 +85,13 @@ const UPSTREAM_STYLE = schemasFor(true);
 
 export type SendRequest = Record<string, any> & { to: string; type: MessageType };
 
-/** The Cloud API takes a recipient as digits (`16505551234`); the service's own form has a leading +. */
-const withPlus = (to: unknown) => (typeof to === 'string' && /^\s*[1-9][\d\s\-().]{6,20}$/.test(to) ? `+${to.trim()}` : to);
+/**
+ * The Cloud API takes a recipient as digits (`16505551234`), also as a JSON number (Graph reads its parameters as
+ * strings); the service's own form has a leading +.
+ */
+const withPlus = (to: unknown) =>
+  typeof to === 'number' && Number.isSafeInteger(to) && to > 0 ? `+${to}`
+    : typeof to === 'string' && /^\s*[1-9][\d\s\-().]{6,20}$/.test(to) ? `+${to.trim()}` : to;
 
 /** A body without `type`: the member that carries the message names it (the Cloud API's default is text). */
 function inferType(body: Record<string, any>): unknown {

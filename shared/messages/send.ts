@@ -98,7 +98,8 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
     conversation: undefined as unknown as Conversation,
     contactId: '',
     to: req.to,
-    ...(typeof (request as { to?: unknown }).to === 'string' ? { input: (request as { to: string }).to } : {}),
+    // What the client gave as `to`, echoed as Meta echoes it (a number given as one, as its digits).
+    ...(['string', 'number'].includes(typeof (request as { to?: unknown }).to) ? { input: String((request as { to: string | number }).to) } : {}),
     messageType: req.type,
     payload: buildPayload(req, extras),
     sentBy: options.sentBy ?? 'api',

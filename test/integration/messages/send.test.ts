@@ -316,6 +316,17 @@ describe('POST /messages/v1: templates', () => {
     expect((await h.sent(to)).at(-1).template.components[1]).toEqual({ type: 'button', sub_type: 'QUICK_REPLY', index: 1, parameters: [{ type: 'payload', payload: 'btn_1_reminder_buttons' }] });
   });
 
+  it('takes a recipient given as a JSON number on the Cloud API path, and echoes it as its digits', async () => {
+    const { t, to } = await h.openChat();
+    const digits = to.slice(1);
+
+    const res = await h.invoke('POST /{version}/{id}/messages', { apiKey: t.apiKey, params: { version: 'v23.0', id: t.phoneNumberId }, body: { messaging_product: 'whatsapp', to: Number(digits), type: 'text', text: { body: 'hola' } } });
+
+    expect(res.status).toBe(200);
+    expect(res.body.contacts).toEqual([{ input: digits, wa_id: digits }]);
+    expect((await h.sent(to)).at(-1).text).toEqual({ body: 'hola' });
+  });
+
   it('forwards a template without components without any, and an empty list as sent', async () => {
     const { t, to } = await h.openChat();
     const last = async () => (await h.sent(to)).at(-1).template;

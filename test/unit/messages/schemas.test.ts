@@ -141,6 +141,7 @@ describe('send request validation', () => {
     expect(parseSendRequest({ ...upstream, type: 'interactive', interactive: { type: 'call_permission_request', body: { text: 'May we call?' }, action: { name: 'call_permission_request' } } }).interactive.type).toBe('call_permission_request');
     expect(parseSendRequest({ ...upstream, interactive: { type: 'product', action: { catalog_id: '1', product_retailer_id: 'a' } } }).type).toBe('interactive');
     expect(parseSendRequest({ ...upstream, type: 'text', text: { body: 'hi' } }).to).toBe('+5215512345678');
+    expect(parseSendRequest({ ...upstream, to: 5215512345678, type: 'text', text: { body: 'hi' } }).to).toBe('+5215512345678');
     const button = (sub_type: string, parameters: unknown[]) => ({ ...upstream, type: 'template', template: { name: 't', language: { code: 'en_US' }, components: [{ type: 'button', sub_type, index: 0, parameters }] } });
     expect(() => parseSendRequest(button('copy_code', [{ type: 'coupon_code', coupon_code: 'SAVE10' }]))).not.toThrow();
     expect(() => parseSendRequest(button('mpm', [{ type: 'action', action: { thumbnail_product_retailer_id: 'x', sections: [] } }]))).not.toThrow();
