@@ -82,14 +82,21 @@ export class LocalQueues {
    * after `timeoutMs`: what a message sent to it has done by then can be read. At once for a queue not pumped here.
    */
   async caughtUp(queue: QueueName, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
     const pending = () => (this.inFlight.get(queue) ?? 0) > 0 || this.services.sqs.messages(queue).some((m) => m.visibleAt <= Date.now());
-    while (this.pumps(queue) && !this.stopped && pending() && Date.now() < deadline) {
+    await this.waitUntil(() => !this.pumps(queue) || this.stopped || !pending(), timeoutMs);
+  }
+
+  /** Whether `done` came true within `timeoutMs`, looked at whenever a batch ends and every 20 ms. */
+  private async waitUntil(done: () => boolean, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!done()) {
+      if (Date.now() > deadline) return false;
       await new Promise<void>((r) => {
         this.waiters.push(r);
         setTimeout(r, 20);
       });
     }
+    return true;
   }
 
   private busy(queue: QueueName): boolean {
@@ -101,16 +108,10 @@ export class LocalQueues {
    * Delayed messages count as waiting.
    */
   async idle(timeoutMs = 20_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.services.sqs.busy > 0 || workers.some((w) => this.pumps(w.queue) && this.busy(w.queue))) {
-      if (Date.now() > deadline) {
-        const state = workers.map((w) => `${w.queue}=${this.services.sqs.messages(w.queue).length} waiting, ${this.inFlight.get(w.queue)} batches`);
-        throw new Error(`queues not idle after ${timeoutMs} ms: ${state.join('; ')}`);
-      }
-      await new Promise<void>((r) => {
-        this.waiters.push(r);
-        setTimeout(r, 20);
-      });
+    const settled = await this.waitUntil(() => this.services.sqs.busy === 0 && !workers.some((w) => this.pumps(w.queue) && this.busy(w.queue)), timeoutMs);
+    if (!settled) {
+      const state = workers.map((w) => `${w.queue}=${this.services.sqs.messages(w.queue).length} waiting, ${this.inFlight.get(w.queue)} batches`);
+      throw new Error(`queues not idle after ${timeoutMs} ms: ${state.join('; ')}`);
     }
   }
 

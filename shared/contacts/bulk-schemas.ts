@@ -3,7 +3,8 @@
  * contact of `contacts` is checked on its own, so one bad item fails only itself.
  */
 import * as v from 'valibot';
-import { id, optedOut, profileFields, tagChanges, tagList } from './schemas.ts';
+import { uuid } from '#shared/http/schemas.ts';
+import { optedOut, profileFields, tagChanges, tagList } from './schemas.ts';
 
 export const MAX_BULK_CONTACTS = 100;
 
@@ -15,14 +16,14 @@ export const bulkBody = v.object({
   contacts: v.optional(v.pipe(v.array(v.unknown(), 'must be an array of objects'), v.minLength(1, 'must not be empty'), v.maxLength(MAX_BULK_CONTACTS, `at most ${MAX_BULK_CONTACTS} contacts per request`))),
   contact_ids: v.optional(v.pipe(v.array(v.string('must be strings'), 'must be an array of contact ids'), v.minLength(1, 'must not be empty'), v.maxLength(MAX_BULK_CONTACTS, `at most ${MAX_BULK_CONTACTS} contact ids per request`))),
   tags: v.optional(v.pipe(tagList, v.minLength(1, 'must not be empty'))),
-  funnel_stage_id: v.optional(v.nullable(id())),
+  funnel_stage_id: v.optional(v.nullable(uuid())),
 });
 
 export type BulkBody = v.InferOutput<typeof bulkBody>;
 
 export const bulkCreateItem = v.object({ phone_number: v.string('is required'), ...profileFields });
 
-export const bulkUpdateItem = v.object({ id: id(), ...profileFields, ...tagChanges, opted_out: optedOut });
+export const bulkUpdateItem = v.object({ id: uuid(), ...profileFields, ...tagChanges, opted_out: optedOut });
 
 /** Which list each operation works on. */
 export const listOf = (op: BulkOperation): 'contacts' | 'contact_ids' => (op === 'create' || op === 'update' ? 'contacts' : 'contact_ids');

@@ -4,18 +4,14 @@
  */
 import * as v from 'valibot';
 import { maxCharacters } from '#shared/lang/characters.ts';
-import { pageQuery, uuid } from '#shared/http/schemas.ts';
+import { notAnArray, pageQuery, uuid } from '#shared/http/schemas.ts';
+
+export { idParams } from '#shared/http/schemas.ts';
 import { notFound, validationError, type ApiError, type FieldErrors } from '#shared/http/errors.ts';
 import { summarize } from '#shared/http/validation.ts';
 import { UNSTORABLE_KEYS, unstorableKeysOf } from '#shared/lang/client-keys.ts';
 
 export const MAX_TAGS = 100;
-
-/** A UUID in its stored spelling (lower case), so that keys built from client input match. */
-export const id = (message?: string) => uuid(message);
-
-/** Path `{ id }` as a lower-case UUID. */
-export const idParams = v.object({ id: id() });
 export const MAX_CUSTOM_FIELDS = 100;
 
 export const tag = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), maxCharacters(100, 'at most 100 characters'));
@@ -30,7 +26,7 @@ export const email = v.nullable(v.pipe(v.string('must be a string'), v.trim(), v
  */
 export const customFields = v.pipe(
   // valibot's record takes an array as an object without keys.
-  v.custom<unknown>((x) => !Array.isArray(x), 'must be an object of scalar values'),
+  notAnArray('must be an object of scalar values'),
   v.custom<unknown>((x) => unstorableKeysOf(x).length === 0, `custom field names may not be ${UNSTORABLE_KEYS.join(', ')}`),
   v.record(
     v.pipe(v.string(), v.minLength(1, 'keys must not be empty'), maxCharacters(100, 'keys have at most 100 characters')),
@@ -57,7 +53,7 @@ export const tagChanges = { add_tags: v.optional(tagList), remove_tags: v.option
 export const optedOut = v.optional(v.boolean('must be a boolean'));
 
 /** Assignment and funnel stage: set by the single-contact endpoints (bulk has its own operations for them). */
-const placementFields = { assigned_agent_id: v.optional(v.nullable(id())), funnel_stage_id: v.optional(v.nullable(id())) };
+const placementFields = { assigned_agent_id: v.optional(v.nullable(uuid())), funnel_stage_id: v.optional(v.nullable(uuid())) };
 
 export const createContactBody = v.object({ phone_number: phone, ...profileFields, ...placementFields, opted_out: optedOut });
 

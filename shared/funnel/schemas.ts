@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { maxCharacters } from '#shared/lang/characters.ts';
 import { notFound, validationError, type ApiError, type FieldErrors } from '#shared/http/errors.ts';
 import { summarize } from '#shared/http/validation.ts';
-import { id } from '#shared/contacts/schemas.ts';
+import { uuid } from '#shared/http/schemas.ts';
 
 const stageName = v.pipe(
   v.string('name must be a string'),
@@ -26,18 +26,18 @@ export const updateStageBody = v.object({
 
 export const reorderBody = v.object({
   stage_ids: v.pipe(
-    v.array(id('each stage id must be a UUID'), 'stage_ids must be an array of stage ids'),
+    v.array(uuid('each stage id must be a UUID'), 'stage_ids must be an array of stage ids'),
     v.minLength(1, 'stage_ids must list at least one stage'),
     v.check((ids) => new Set(ids.map((id) => id.toLowerCase())).size === ids.length, 'stage_ids must not repeat a stage'),
   ),
 });
 
 export const moveBody = v.object({
-  stage_id: v.nullable(id('stage_id must be a UUID or null')),
+  stage_id: v.nullable(uuid('stage_id must be a UUID or null')),
 });
 
 /** Path ids that are not UUIDs name nothing: 404, like any unknown id. */
 export const funnelInvalid = (what: string) => (details: FieldErrors, where: 'body' | 'query' | 'params'): ApiError =>
   where === 'params' ? notFound(`${what} not found`) : validationError(details, `Invalid ${where}: ${summarize(details)}`);
 
-export { idParams as funnelIdParams } from '#shared/contacts/schemas.ts';
+export { idParams as funnelIdParams } from '#shared/http/schemas.ts';

@@ -6,6 +6,9 @@ export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 /** A UUID in either letter case, as the service writes its ids: in lower case (so `GET /messages/v1/{ID}` finds it). */
 export const uuid = (message = 'must be a UUID') => v.pipe(v.string(message), v.regex(UUID_RE, message), v.toLowerCase());
 
+/** Anything but an array: valibot's object and record schemas take an array as an object (its members unread). */
+export const notAnArray = (message: string) => v.custom<unknown>((x) => !Array.isArray(x), message);
+
 /** Path parameters `{ id }` as a UUID. */
 export const idParams = v.object({ id: uuid() });
 

@@ -5,6 +5,7 @@
  */
 import * as v from 'valibot';
 import { ApiError, validationError, type FieldErrors } from '#shared/http/errors.ts';
+import { notAnArray } from '#shared/http/schemas.ts';
 import { toFieldErrors, summarize } from '#shared/http/validation.ts';
 import { identifier, maxStr, nonEmpty } from './schema/fields.ts';
 import { contacts, location, media, reaction } from './schema/objects.ts';
@@ -37,8 +38,7 @@ const to = v.pipe(
 );
 
 const ai = v.optional(v.pipe(
-  // An array is an object to valibot's object schema (and would pass, its members unread).
-  v.custom<unknown>((x) => !Array.isArray(x), 'ai must be an object'),
+  notAnArray('ai must be an object'),
   v.looseObject({
     pause: v.optional(v.boolean('ai.pause must be a boolean')),
     pauseDuration: v.optional(durationMinutes('ai.pauseDuration must be a number of minutes between 1 and 1440')),

@@ -36,7 +36,7 @@ export interface PreparedTemplate {
 
 const looksLikeUrl = (s: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(s);
 
-function fromShortcut(req: Record<string, any>): TemplateObject {
+function fromShortcut(req: Record<string, any>): TemplateObject & { components: Record<string, any>[] } {
   const components: Record<string, any>[] = [];
   const header = req.header_media as Record<string, any> | undefined;
   if (header) {
@@ -57,7 +57,7 @@ const invalidParameters = (message: string, details: Record<string, unknown>) =>
 export async function prepareTemplate(business: { businessId: string; phoneNumberId: string; wabaId?: string }, req: Record<string, any>): Promise<PreparedTemplate> {
   const shortcut = req.template === undefined;
   const template: TemplateObject & { components: Record<string, any>[] } = shortcut
-    ? { components: [], ...fromShortcut(req) }
+    ? fromShortcut(req)
     : { ...req.template, name: req.template.name, language: req.template.language, components: req.template.components ?? [] };
 
   // The contract: the shortcut's language defaults to es_MX. A template approved only in another language is

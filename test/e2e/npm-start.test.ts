@@ -7,8 +7,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { freePort } from '#infra/local/free-port.ts';
 import { standInPort } from '#infra/local/ports.ts';
 import { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX } from '#infra/local/sandbox/credentials.ts';
 
@@ -28,18 +29,10 @@ const isFree = (port: number) => new Promise<boolean>((resolve) => {
   srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
 });
 
-const anyPort = () => new Promise<number>((resolve) => {
-  const srv = createServer();
-  srv.listen(0, '127.0.0.1', () => {
-    const { port } = srv.address() as AddressInfo;
-    srv.close(() => resolve(port));
-  });
-});
-
 /** Four free ports, and a DynamoDB port whose stand-ins' default ports are free as well. */
 async function freeStackPorts(): Promise<{ env: Record<string, string>; all: number[] }> {
   for (;;) {
-    const [port, sandbox, dynamo, s3] = [await anyPort(), await anyPort(), await anyPort(), await anyPort()];
+    const [port, sandbox, dynamo, s3] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const standIns = (['sqs', 'secretsManager', 'scheduler'] as const).map((s) => standInPort(dynamo, s));
     const all = [port, sandbox, dynamo, s3, ...standIns];
     if (new Set(all).size === all.length && standIns.every((p) => p > 0) && (await Promise.all(standIns.map(isFree))).every(Boolean)) {
