@@ -9,15 +9,17 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { routes, type Route } from '#shared/routes.ts';
 import { noRouteReply, routeMatcher } from '#shared/http/route-match.ts';
+import { GRAPH_PATH, graphErrorBody } from '#shared/cloud-api/graph-error.ts';
 import { routeContext } from './lambda/context.ts';
 
 export const MAX_PAYLOAD_BYTES = 6 * 1024 * 1024;
 /**
- * The multipart upload is the one place the local stack is more generous than Lambda's 6 MB payload: locally a file
- * up to its type's maximum (documents: 100 MB) reaches the handler, which answers with the contract's per-type checks.
- * In AWS larger files take the presigned path (POST /media/v1/uploads).
+ * The multipart uploads (the service's and the Cloud API's) are the one place the local stack is more generous than
+ * Lambda's 6 MB payload: locally a file up to its type's maximum (documents: 100 MB) reaches the handler, which
+ * answers with the contract's per-type checks. In AWS larger files take the presigned path (POST /media/v1/uploads).
  */
 export const MAX_LOCAL_UPLOAD_BYTES = 101 * 1024 * 1024;
+const UPLOAD_HANDLERS = new Set(['http/media/upload', 'http/cloud-api/media-upload']);
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -110,10 +112,13 @@ export async function handle(req: IncomingMessage, res: ServerResponse, invoke: 
     res.writeHead(reply.statusCode, reply.headers);
     return void res.end(reply.body);
   }
-  const max = match.route.handler === 'http/media/upload' ? MAX_LOCAL_UPLOAD_BYTES : MAX_PAYLOAD_BYTES;
+  const max = UPLOAD_HANDLERS.has(match.route.handler) ? MAX_LOCAL_UPLOAD_BYTES : MAX_PAYLOAD_BYTES;
   const body = await readBody(req, max);
   if (body === undefined) {
-    return send(res, 413, { error: 'payload_too_large', message: `Request bodies are limited to ${max} bytes; upload large media with POST /media/v1/uploads` });
+    const message = `Request bodies are limited to ${max} bytes; upload large media with POST /media/v1/uploads`;
+    // The Cloud API's paths answer every error in the Graph API's shape.
+    if (GRAPH_PATH.test(url.pathname)) return send(res, 413, graphErrorBody(100, 'OAuthException', message, message, randomUUID()));
+    return send(res, 413, { error: 'payload_too_large', message });
   }
   const out = await invoke(match.route.handler, toEvent(req, body, match), routeContext(match.route));
   const headers: Record<string, string> = {};

@@ -6,7 +6,7 @@
 import { uploadMedia } from '#shared/media/upload-service.ts';
 import { deleteMediaRecord, getMedia } from '#shared/media/repository.ts';
 import { deleteObject, presignGet } from '#shared/media/storage.ts';
-import { upstreamMediaInfo } from '#shared/media/upstream-media.ts';
+import { deleteFromUpstream, upstreamMediaInfo } from '#shared/media/upstream-media.ts';
 import type { MediaType } from '#shared/media/formats.ts';
 import { detectMime } from '#shared/media/detect.ts';
 import { fileLink } from '#shared/media/file-links.ts';
@@ -57,9 +57,13 @@ export async function cloudMediaInfo(businessId: string, mediaId: string, phoneN
   };
 }
 
-/** `DELETE /{version}/{media-id}`: the service forgets the id and its file. */
+/**
+ * `DELETE /{version}/{media-id}`: as Meta's, the id stops working for sends (it is deleted upstream first, so a failure
+ * there leaves everything as it was, to be asked again); then the service forgets the id and its file.
+ */
 export async function deleteCloudMedia(businessId: string, mediaId: string, phoneNumberId?: string): Promise<{ success: true }> {
   const record = await ownMedia(businessId, mediaId, phoneNumberId, 'DELETE');
+  await deleteFromUpstream(businessId, record.phoneNumberId, mediaId);
   if (!(await deleteMediaRecord(businessId, mediaId))) throw unknownObject(mediaId, 'DELETE');
   await deleteObject(record.s3Key);
   return { success: true };

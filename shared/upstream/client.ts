@@ -76,7 +76,7 @@ function toUpstreamError(res: SafeFetchResponse): UpstreamError {
 }
 
 interface UpstreamRequest {
-  method?: 'GET' | 'POST';
+  method?: 'GET' | 'POST' | 'DELETE';
   headers?: Record<string, string>;
   body?: string | Uint8Array;
 }
@@ -203,6 +203,12 @@ export async function getMedia(businessId: string, mediaId: string, phoneNumberI
   const q = phoneNumberId ? `?phone_number_id=${encodeURIComponent(phoneNumberId)}` : '';
   const body = json(await call(businessId, `${base()}/${encodeURIComponent(mediaId)}${q}`, {}, 'get media'));
   return { id: String(body.id), url: String(body.url), mime_type: String(body.mime_type), sha256: String(body.sha256), file_size: Number(body.file_size) };
+}
+
+/** DELETE /{media-id}: the media id stops working upstream (only for `phoneNumberId`'s media, when given). */
+export async function deleteMedia(businessId: string, mediaId: string, phoneNumberId?: string): Promise<void> {
+  const q = phoneNumberId ? `?phone_number_id=${encodeURIComponent(phoneNumberId)}` : '';
+  await call(businessId, `${base()}/${encodeURIComponent(mediaId)}${q}`, { method: 'DELETE' }, 'delete media');
 }
 
 /** Downloads media bytes from a URL given by getMedia (the upstream requires the token there too). */

@@ -14,7 +14,7 @@ export const { handler, spec } = endpoint(
       messaging_product: v.literal('whatsapp', 'messaging_product must be "whatsapp"'),
       type: v.optional(v.string()),
       file: v.looseObject({ content: v.instance(Buffer, 'must be a file'), filename: v.optional(v.string()), mimetype: v.optional(v.string()) }, 'is required: a file part named "file"'),
-    }, 'multipart fields messaging_product, file and type are required'),
+    }, 'multipart fields messaging_product and file are required (type is optional: the media kind follows the bytes)'),
     errorReply: toGraphReply,
     responses: {
       200: '{ id }: the media id to send with',

@@ -74,6 +74,8 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     const forged = await fetch(`${m.stack.url}/media/v1/files/${Buffer.from('https://example.com/x?X-Amz-Signature=1&X-Amz-Expires=1').toString('base64url')}`, { redirect: 'manual' });
     const deleted = await sdk.media.delete({ mediaId: uploaded.id, phoneNumberId });
     const again = await fetch(`${m.stack.url}/v23.0/${uploaded.id}`, { headers: { authorization: `Bearer ${t.apiKey}` } });
+    // As with Meta's, a deleted media id no longer sends.
+    const afterDelete = await sdk.messages.sendImage({ phoneNumberId, to, image: { id: uploaded.id } }).then(() => 'sent', (err: { httpStatus?: number; raw?: unknown }) => err);
 
     // Assess
     expect(uploaded.id).toMatch(/^\d+$/);
@@ -89,6 +91,7 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(deleted).toEqual({ success: true });
     expect(again.status).toBe(404);
     expect(((await again.json()) as { error: { code: number } }).error.code).toBe(100);
+    expect(afterDelete).not.toBe('sent');
   }, 60_000);
 
   it("follows Meta's optional parameters: a template by name, media only for the phone number named, an upload's kind from its bytes", async () => {

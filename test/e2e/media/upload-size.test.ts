@@ -1,6 +1,7 @@
 /**
- * The local stack lets a multipart upload over Lambda's 6 MB payload reach the handler, so that the answer is
- * the contract's per-type check ("file too large (message states the maximum for the type)").
+ * The local stack lets a multipart upload over Lambda's 6 MB payload reach the handler (the service's and the Cloud
+ * API's), so that the answer is the contract's per-type check ("file too large (message states the maximum for the
+ * type)"); any other body over it gets 413, in the Graph API's error shape on the Cloud API's paths.
  */
 import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
@@ -28,4 +29,35 @@ it('answers an image over 6 MB with 413 media_too_large stating the 5 MB maximum
   const body = (await res.json()) as any;
   expect(body.error).toBe('media_too_large');
   expect(body.message).toMatch(/5 ?MB/i);
+}, 60_000);
+
+it("takes a 7 MB document on the Cloud API's upload, as Meta's takes documents up to 100 MB", async () => {
+  // Prepare
+  const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(7 * 1024 * 1024, 0x20), Buffer.from('\n%%EOF\n')]);
+  const form = new FormData();
+  form.append('messaging_product', 'whatsapp');
+  form.append('type', 'application/pdf');
+  form.append('file', new Blob([pdf], { type: 'application/pdf' }), 'catalogo.pdf');
+
+  // Act
+  const res = await fetch(`${stack.url}/v23.0/${stack.demo!.phoneNumberId}/media`, { method: 'POST', headers: { authorization: `Bearer ${stack.demo!.apiKey}` }, body: form });
+
+  // Assess
+  expect(res.status).toBe(200);
+  expect((await res.json()) as { id: string }).toEqual({ id: expect.stringMatching(/^\d+$/) });
+}, 60_000);
+
+it("answers a send body over Lambda's 6 MB on the Cloud API's path with 413 in the Graph API's error shape", async () => {
+  // Act
+  const res = await fetch(`${stack.url}/v23.0/${stack.demo!.phoneNumberId}/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.demo!.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ messaging_product: 'whatsapp', to: '+5215550001111', type: 'text', text: { body: 'x'.repeat(7 * 1024 * 1024) } }),
+  });
+
+  // Assess
+  expect(res.status).toBe(413);
+  expect(await res.json()).toEqual({
+    error: { message: expect.stringMatching(/^\(#100\) Request bodies are limited to 6291456 bytes/), type: 'OAuthException', code: 100, error_data: { messaging_product: 'whatsapp', details: expect.any(String) }, fbtrace_id: expect.any(String) },
+  });
 }, 60_000);
