@@ -62,7 +62,15 @@ export const unusedBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
  */
 const multipartParser = onFirstUse(async (): Promise<MiddlewareObj<any>> => {
   const { default: parser } = await import('@middy/http-multipart-body-parser');
-  return parser({ disableContentTypeError: false, charset: 'utf-8', busboy: { limits: { fileSize: 100 * 1024 * 1024, files: Number.MAX_SAFE_INTEGER, fields: 20 } } } as any);
+  return parser({
+    disableContentTypeError: false,
+    charset: 'utf-8',
+    busboy: {
+      limits: { fileSize: 100 * 1024 * 1024, files: Number.MAX_SAFE_INTEGER, fields: 20 },
+      // The part named `file` is the file even without a filename (RFC 7578 makes it optional; some clients omit it).
+      isPartAFile: (name: string | undefined, _type: string | undefined, filename: string | undefined) => filename !== undefined || name === 'file',
+    },
+  } as any);
 });
 
 const isFilePart = (x: unknown) => typeof x === 'object' && x !== null && Buffer.isBuffer((x as { content?: unknown }).content);

@@ -130,6 +130,24 @@ describe('POST /media/v1', () => {
     expect(res.body).toMatchObject({ error: 'validation_error', details: { file: ['send one file per upload'] } });
   }, 15_000);
 
+  it('takes a file part without a filename (RFC 7578 makes it optional)', async () => {
+    // Prepare: the form as a client that omits the filename writes it.
+    const jpeg = await smallJpeg();
+    const boundary = 'x-boundary-7578';
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="type"\r\n\r\nimage\r\n`),
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"\r\nContent-Type: image/jpeg\r\n\r\n`),
+      jpeg,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    // Act
+    const res = await invokeRaw('POST /media/v1', tenant.apiKey, body, `multipart/form-data; boundary=${boundary}`);
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ media_id: expect.any(String), mime_type: 'image/jpeg', file_size: jpeg.length, type: 'image' });
+    expect(Buffer.compare(harness.sandbox.state.media.get(res.body.media_id).bytes, jpeg)).toBe(0);
+  });
+
   it('answers a clear 400 for a business without a messaging account', async () => {
     // Prepare: a business item without a phone number id.
     const { db, table } = await import('#shared/store/client.ts');
