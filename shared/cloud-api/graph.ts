@@ -72,8 +72,11 @@ export function toGraphReply(reply: Reply, event: APIGatewayProxyEventV2): Reply
 const isGraphPath = (event: APIGatewayProxyEventV2) => GRAPH_VERSION.test(event.pathParameters?.version ?? '');
 const unknownRoute = (event: APIGatewayProxyEventV2) => notFound(`No route for ${event.requestContext?.http?.method ?? ''} ${event.rawPath}`);
 
-/** The path parameters of every compatible route; a bad version fails here and is answered as an unknown route. */
-export const graphPath = v.object({ version: v.pipe(v.string(), v.regex(GRAPH_VERSION, 'version must be vNN.N')), id: v.string() });
+/**
+ * The path parameters of every compatible route; a bad version fails here and is answered as an unknown route, an id
+ * longer than any Graph id (a table key holds 2 KB) as an unknown object.
+ */
+export const graphPath = v.object({ version: v.pipe(v.string(), v.regex(GRAPH_VERSION, 'version must be vNN.N')), id: v.pipe(v.string(), v.maxLength(256)) });
 
 /** A media id's query: Meta acts on it only when it belongs to the phone number named here (when one is). */
 export const mediaQuery = v.looseObject({ phone_number_id: v.optional(v.string()) });

@@ -13,7 +13,7 @@ import * as v from 'valibot';
 import { findRoute, type Route } from '#shared/routes.ts';
 import { logger } from '#shared/log/logger.ts';
 import { ConfigurationError } from '#shared/settings/env.ts';
-import { ApiError, validationError, type FieldErrors } from './errors.ts';
+import { ApiError, notFound, validationError, type FieldErrors } from './errors.ts';
 import type { AuthContext } from '#shared/auth/context.ts';
 import { jsonBody, multipartBody, unusedBody, type BodyKind } from './middleware/body.ts';
 import { json, type HandlerResult, type Reply } from './reply.ts';
@@ -30,7 +30,10 @@ export interface EndpointSpec<B extends AnySchema | undefined, Q extends AnySche
   query?: Q;
   params?: P;
   bodyKind?: BodyKind;
-  /** Turns validation failures into the area's error shape (default: 400 `validation_error` with `details`). */
+  /**
+   * Turns validation failures into the area's error shape (default: 400 `validation_error` with `details` for a body or
+   * query, 404 `not_found` for a path: an id that is not one names nothing).
+   */
   invalid?: (details: FieldErrors, where: 'body' | 'query' | 'params') => ApiError;
   /** Status codes and descriptions for the OpenAPI document. */
   responses?: Record<number, string>;
@@ -69,7 +72,8 @@ const validate = async (schema: AnySchema | undefined, value: unknown, where: 'b
     : await v.safeParseAsync(schema, value);
   if (parsed.success) return parsed.output;
   const details = toFieldErrors(parsed.issues);
-  throw invalid ? invalid(details, where) : validationError(details, `Invalid ${where}: ${Object.keys(details).join(', ')}`);
+  if (invalid) throw invalid(details, where);
+  throw where === 'params' ? notFound() : validationError(details, `Invalid ${where}: ${Object.keys(details).join(', ')}`);
 };
 
 const TABLE_THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);

@@ -32,6 +32,18 @@ describe('POST /{version}/{id}/messages', () => {
     expect(await h.sent(to)).toEqual([]);
   });
 
+  it("answers a media id longer than any Graph id with Meta's 404 (code 100), on GET and DELETE", async () => {
+    const { t } = await h.openChat();
+    const id = 'a'.repeat(2100);
+
+    const got = await h.invoke('GET /{version}/{id}', { apiKey: t.apiKey, params: { version: 'v23.0', id } });
+    const deleted = await h.invoke('DELETE /{version}/{id}', { apiKey: t.apiKey, params: { version: 'v23.0', id } });
+
+    expect([got.status, deleted.status]).toEqual([404, 404]);
+    expect(got.body).toEqual(graphError(100));
+    expect(deleted.body).toEqual(graphError(100));
+  });
+
   it('answers an invalid message with a Graph 400 (code 100) naming the field', async () => {
     const { t, to } = await h.openChat();
     const res = await post(t, { ...text(to), text: { body: '' } });

@@ -100,18 +100,26 @@ describe('webhook subscriptions', () => {
     expect((await invoke('DELETE /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: s.id } })).status).toBe(404);
   });
 
-  it('answers 404 for an unknown id, 403 for another account\'s subscription, 400 for a malformed id', async () => {
+  it('answers 404 for an unknown id or one that is not a UUID (on every route), 403 for another account\'s subscription', async () => {
     const t = await newTenant(['webhooks:write']);
     const other = await newTenant(['webhooks:write']);
     const { body: { data: s } } = await invoke('POST /user-webhooks', { apiKey: other.apiKey, body: body() });
     const unknown = await invoke('GET /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: '00000000-0000-4000-8000-000000000000' } });
     const foreign = await invoke('PATCH /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: s.id }, body: { name: 'mine now' } });
-    const malformed = await invoke('GET /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: 'abc' } });
+    const malformed = await Promise.all([
+      invoke('GET /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: 'abc' } }),
+      invoke('PATCH /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: 'abc' }, body: { name: 'x' } }),
+      invoke('DELETE /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: 'abc' } }),
+      invoke('POST /user-webhooks/{id}/test', { apiKey: t.apiKey, params: { id: 'abc' } }),
+      invoke('POST /user-webhooks/{id}/regenerate-secret', { apiKey: t.apiKey, params: { id: 'abc' } }),
+      invoke('GET /user-webhooks/{id}/deliveries', { apiKey: t.apiKey, params: { id: 'abc' } }),
+      invoke('POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver', { apiKey: t.apiKey, params: { id: s.id, deliveryId: 'abc' } }),
+    ]);
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: 'not_found', message: expect.any(String) });
     expect(foreign.status).toBe(403);
     expect(foreign.body).toEqual({ error: 'forbidden', message: expect.any(String) });
-    expect(malformed.status).toBe(400);
+    expect(malformed.map((r) => [r.status, r.body.error])).toEqual(Array(7).fill([404, 'not_found']));
     expect((await invoke('GET /user-webhooks/{id}', { apiKey: other.apiKey, params: { id: s.id } })).body.data.name).toBe('CRM sync');
   });
 
