@@ -41,11 +41,21 @@ export const loadHandler = (module: string): Promise<Handler> => {
   return h;
 };
 
+/**
+ * The request's path as the client sent it. WHATWG URL parsing would resolve `%2E%2E` and `.` segments, so that
+ * `DELETE /segments/{id}/contacts/%2E%2E` reached `DELETE /segments/{id}`; API Gateway matches the path as sent.
+ */
+export const requestPath = (req: IncomingMessage): string => {
+  const target = req.url ?? '/';
+  return target.startsWith('/') ? target.split(/[?#]/)[0] : new URL(target).pathname;
+};
+
 const isTextual = (contentType: string) =>
   contentType === '' || /json|^text\/|x-www-form-urlencoded|xml/.test(contentType);
 
 export function toEvent(req: IncomingMessage, body: Buffer, match: Match): APIGatewayProxyEventV2 {
   const url = new URL(req.url ?? '/', 'http://localhost');
+  const path = requestPath(req);
   const headers: Record<string, string> = {};
   for (const [k, val] of Object.entries(req.headers)) {
     if (val === undefined) continue;
@@ -60,7 +70,7 @@ export function toEvent(req: IncomingMessage, body: Buffer, match: Match): APIGa
   return {
     version: '2.0',
     routeKey,
-    rawPath: url.pathname,
+    rawPath: path,
     rawQueryString: url.search.slice(1),
     headers,
     queryStringParameters: Object.keys(query).length ? query : undefined,
@@ -70,7 +80,7 @@ export function toEvent(req: IncomingMessage, body: Buffer, match: Match): APIGa
       apiId: 'local',
       domainName: headers.host ?? 'localhost',
       domainPrefix: 'local',
-      http: { method: req.method ?? 'GET', path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+      http: { method: req.method ?? 'GET', path, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
       requestId: randomUUID(),
       routeKey,
       stage: '$default',
@@ -104,11 +114,11 @@ export type Invoke = (module: string, event: APIGatewayProxyEventV2, context: Co
 export const inProcess: Invoke = async (module, event, ctx) => (await loadHandler(module))(event, ctx);
 
 export async function handle(req: IncomingMessage, res: ServerResponse, invoke: Invoke = inProcess): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  const match = matchRoute(req.method ?? 'GET', url.pathname);
+  const path = requestPath(req);
+  const match = matchRoute(req.method ?? 'GET', path);
   if (!match || 'allowed' in match) {
     req.resume();
-    const reply = noRouteReply(req.method ?? 'GET', url.pathname, match?.allowed);
+    const reply = noRouteReply(req.method ?? 'GET', path, match?.allowed);
     res.writeHead(reply.statusCode, reply.headers);
     return void res.end(reply.body);
   }
@@ -117,7 +127,7 @@ export async function handle(req: IncomingMessage, res: ServerResponse, invoke: 
   if (body === undefined) {
     const message = `Request bodies are limited to ${max} bytes; upload large media with POST /media/v1/uploads`;
     // The Cloud API's paths answer every error in the Graph API's shape.
-    if (GRAPH_PATH.test(url.pathname)) return send(res, 413, graphErrorBody(100, 'OAuthException', message, message, randomUUID()));
+    if (GRAPH_PATH.test(path)) return send(res, 413, graphErrorBody(100, 'OAuthException', message, message, randomUUID()));
     return send(res, 413, { error: 'payload_too_large', message });
   }
   const out = await invoke(match.route.handler, toEvent(req, body, match), routeContext(match.route));
@@ -136,6 +146,16 @@ export async function startApiServer(port: number, host = '127.0.0.1', invoke?: 
     });
   });
   server.keepAliveTimeout = 5000;
+  // A request Node cannot parse (e.g. a request line or headers over its 16 KB) gets a JSON error, not a bare reset.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return void socket.destroy();
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const body = JSON.stringify(tooLarge
+      ? { error: 'request_too_large', message: 'The request line and headers are limited to 16 KB' }
+      : { error: 'bad_request', message: 'The request is not valid HTTP' });
+    socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -80,6 +80,46 @@ describe('local stack', () => {
     expect(wrong.headers.get('allow')).toBe('GET');
   });
 
+  it('matches the path as sent: an encoded dot segment is a parameter, never a step up to another route', async () => {
+    // Prepare: a contact (fetch would resolve the dot segments itself, so these go out through node:http as written).
+    const { request } = await import('node:http');
+    const key = stack.demo!.apiKey;
+    const created = await fetch(`${stack.url}/contacts/v1`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ phone_number: '+5215512340001', name: 'Ana' }),
+    });
+    const { contact } = (await created.json()) as { contact: { id: string } };
+    // The options' path is sent verbatim (the URL string above would be normalised first).
+    const verbatim = (method: string, path: string) => new Promise<number>((resolve, reject) => {
+      const { hostname, port } = new URL(stack.url);
+      const req = request({ hostname, port, method, path, headers: { authorization: `Bearer ${key}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+    // Act
+    const statuses = [
+      await verbatim('DELETE', `/contacts/v1/${contact.id}/anything/%2E%2E`),
+      await verbatim('DELETE', `/contacts/v1/${contact.id}/%2e%2e/..`),
+      await verbatim('PATCH', `/contacts/v1/${contact.id}/%2e`),
+    ];
+    const after = await get(`/contacts/v1/${contact.id}`, key);
+
+    // Assess
+    expect(statuses).toEqual([404, 404, 404]);
+    expect(after.status).toBe(200);
+  });
+
+  it('answers a request line over 16 KB with a JSON 431', async () => {
+    const res = await get(`/conversations/v1?cursor=${'A'.repeat(100_000)}`, stack.demo!.apiKey);
+    expect(res.status).toBe(431);
+    expect(await res.json()).toEqual({ error: 'request_too_large', message: expect.any(String) });
+  });
+
   it('serves an OpenAPI 3.1 document listing every route of the route table', async () => {
     const res = await get('/openapi.json');
     expect(res.status).toBe(200);
