@@ -1,7 +1,7 @@
 /** Request shapes of the segment endpoints (format checks only; rules are checked by rules.ts). */
 import * as v from 'valibot';
 import { maxCharacters } from '#shared/lang/characters.ts';
-import { UUID_RE } from '#shared/http/schemas.ts';
+import { notAnArray, UUID_RE } from '#shared/http/schemas.ts';
 
 const name = v.pipe(v.string('name must be a string'), v.trim(), v.minLength(1, 'name must not be empty'), maxCharacters(200, 'name must be at most 200 characters'));
 const description = v.nullable(v.pipe(v.string('description must be a string'), maxCharacters(2000, 'description must be at most 2000 characters')));
@@ -20,14 +20,17 @@ export const createSegmentBody = v.object({
   autoRefreshInterval: v.optional(v.unknown()),
 }, bodyMessage);
 
-export const updateSegmentBody = v.object({
-  name: v.optional(name),
-  description: v.optional(description),
-  color: v.optional(color),
-  rules: v.optional(v.unknown()),
-  type: v.optional(v.unknown()),
-  autoRefreshInterval: v.optional(v.unknown()),
-}, 'the body must be a JSON object');
+export const updateSegmentBody = v.pipe(
+  notAnArray('the body must be a JSON object'),
+  v.object({
+    name: v.optional(name),
+    description: v.optional(description),
+    color: v.optional(color),
+    rules: v.optional(v.unknown()),
+    type: v.optional(v.unknown()),
+    autoRefreshInterval: v.optional(v.unknown()),
+  }, 'the body must be a JSON object'),
+);
 
 export const previewBody = v.object({
   rules: v.unknown(),

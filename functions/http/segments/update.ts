@@ -8,7 +8,8 @@ export const { handler, spec } = endpoint(
   { route: 'PATCH /segments/{id}', summary: 'Update a segment', responses: { 200: '{ data: Segment }', 404: 'not found' } },
   async ({ auth, params, body }) => {
     const record = await loadSegment(auth.businessId, (params as any)?.id); // the 404 comes before any body error
-    const input = parseOrInvalid(updateSegmentBody, body ?? {});
+    // No body is an empty change; a body of null or an array is no object.
+    const input = parseOrInvalid(updateSegmentBody, body === undefined ? {} : body);
     return { status: 200, body: { data: await updateSegment(auth.businessId, record, input) } };
   },
 );

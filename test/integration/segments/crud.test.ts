@@ -225,6 +225,23 @@ describe('GET /segments/{id}, PATCH, DELETE', () => {
     expect(legacyOnStatic.body.data).toMatchObject({ type: 'static', rules: null, typeChangeIgnored: true });
   });
 
+  it('refuses a PATCH body of null or an array with 400 and changes nothing; no body at all is an empty change', async () => {
+    const t = await newTenant();
+    const id = (await create(t, { name: 'A', type: 'dynamic', rules: V3_VIP })).body.data.id;
+    const before = (await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id } })).body.data;
+
+    const refused = await Promise.all(['null', '[]', '[{"name":"B"}]'].map((rawBody) =>
+      invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id }, headers: { 'content-type': 'application/json' }, rawBody })));
+    const after = (await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id } })).body.data;
+    const empty = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id } });
+
+    expect(refused.map((r) => r.status)).toEqual([400, 400, 400]);
+    expect(refused[0].body).toEqual({ error: expect.any(String), details: expect.anything() });
+    expect(after).toMatchObject({ name: 'A', updatedAt: before.updatedAt });
+    expect(empty.status).toBe(200);
+    expect(empty.body.data).toMatchObject({ name: 'A' });
+  });
+
   it('deletes the segment and keeps its contacts', async () => {
     const t = await newTenant();
     const [c] = await seedContacts(t.businessId, [contact()]);
