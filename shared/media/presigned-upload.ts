@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, notFound } from '#shared/http/errors.ts';
 import { MEDIA_RULES, type MediaType } from './formats.ts';
 import { uploadTooLarge } from './errors.ts';
-import { getMedia, getUpload, markUploadCompleted, putUpload } from './repository.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { claimUploadCompletion, getMedia, getUpload, markUploadCompleted, putUpload, releaseUploadCompletion, type UploadRecord } from './repository.ts';
 import { getObject, objectKeys, objectSize, presignPut } from './storage.ts';
 import { checkMediaFile, sendingNumber, storeMedia, type UploadedMedia } from './upload-service.ts';
 
@@ -15,6 +16,10 @@ import { checkMediaFile, sendingNumber, storeMedia, type UploadedMedia } from '.
 const URL_VALIDITY_SECONDS = 15 * 60;
 /** How long an upload can be completed after it was created. */
 const UPLOAD_VALIDITY_MS = 60 * 60 * 1000;
+/** Longer than a completion can run (the function's 29 s): a holder that died lets go after it. */
+const COMPLETION_LEASE_MS = 60_000;
+/** How long a request waits for another one completing the same upload, within the function's 29 s. */
+const COMPLETION_WAIT_MS = 20_000;
 
 export interface CreateUploadInput {
   type: MediaType;
@@ -65,26 +70,49 @@ export async function createUpload(businessId: string, input: CreateUploadInput)
   };
 }
 
+/**
+ * Turns an uploaded file into media, once: concurrent completions of one upload wait for the one that took it and
+ * answer its media (409 `upload_in_progress` if it runs past the wait), as a second completion afterwards does.
+ */
 export async function completeUpload(businessId: string, uploadId: string): Promise<UploadedMedia> {
-  const upload = await getUpload(businessId, uploadId);
-  if (!upload) throw notFound(`Upload ${uploadId} not found`);
-  if (upload.status === 'completed' && upload.mediaId) {
-    // Completing twice answers the same media instead of uploading the file again.
-    const media = await getMedia(businessId, upload.mediaId);
-    if (media) return { media_id: media.mediaId, mime_type: media.mimeType, file_size: media.fileSize, type: media.type };
+  const giveUpAt = Date.now() + COMPLETION_WAIT_MS;
+  for (;;) {
+    const upload = await getUpload(businessId, uploadId);
+    if (!upload) throw notFound(`Upload ${uploadId} not found`);
+    if (upload.status === 'completed' && upload.mediaId) {
+      // Completing twice answers the same media instead of uploading the file again.
+      const media = await getMedia(businessId, upload.mediaId);
+      if (media) return { media_id: media.mediaId, mime_type: media.mimeType, file_size: media.fileSize, type: media.type };
+    }
+    if (Date.parse(upload.expiresAt) < Date.now()) {
+      throw new ApiError(400, { error: 'upload_expired', message: `Upload ${uploadId} expired at ${upload.expiresAt}; create a new upload` });
+    }
+    if (await claimUploadCompletion(businessId, uploadId, COMPLETION_LEASE_MS)) {
+      try {
+        return await finishUpload(businessId, upload);
+      } catch (err) {
+        await releaseUploadCompletion(businessId, uploadId);
+        throw err;
+      }
+    }
+    if (Date.now() > giveUpAt) {
+      throw new ApiError(409, { error: 'upload_in_progress', message: `Another request is completing upload ${uploadId}; complete it again shortly for its media` });
+    }
+    await sleep(200);
   }
-  if (Date.parse(upload.expiresAt) < Date.now()) {
-    throw new ApiError(400, { error: 'upload_expired', message: `Upload ${uploadId} expired at ${upload.expiresAt}; create a new upload` });
-  }
+}
+
+/** The checks of `POST /media/v1` on the stored object, then the media. */
+async function finishUpload(businessId: string, upload: UploadRecord): Promise<UploadedMedia> {
   const phoneNumberId = await sendingNumber(businessId);
   const size = await objectSize(upload.s3Key);
   if (size === undefined) {
-    throw new ApiError(400, { error: 'upload_incomplete', message: `No file has been uploaded for ${uploadId}: PUT the file to upload_url first` });
+    throw new ApiError(400, { error: 'upload_incomplete', message: `No file has been uploaded for ${upload.uploadId}: PUT the file to upload_url first` });
   }
   if (size > MEDIA_RULES[upload.type].maxBytes) throw uploadTooLarge(upload.type, size);
   const bytes = await getObject(upload.s3Key);
   const detected = await checkMediaFile(upload.type, bytes, upload.filename);
   const media = await storeMedia(businessId, phoneNumberId, { type: upload.type, bytes, mimeType: detected.mime, filename: upload.filename, s3Key: upload.s3Key });
-  await markUploadCompleted(businessId, uploadId, media.media_id);
+  await markUploadCompleted(businessId, upload.uploadId, media.media_id);
   return media;
 }

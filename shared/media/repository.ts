@@ -5,6 +5,7 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
+import { isConditionFailure } from '#shared/store/conditional.ts';
 import type { MediaType } from './formats.ts';
 
 const DAY = 24 * 3600 * 1000;
@@ -60,6 +61,8 @@ export interface UploadRecord {
   expiresAt: string;
   /** Set once completed: completing again answers the same media. */
   mediaId?: string;
+  /** While a request completes it (epoch ms): others wait for its outcome. */
+  completingUntil?: number;
 }
 
 export async function putUpload(record: UploadRecord): Promise<void> {
@@ -79,10 +82,44 @@ export async function markUploadCompleted(businessId: string, uploadId: string, 
   await db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.mediaUpload(businessId, uploadId),
-    UpdateExpression: 'SET #s = :done, mediaId = :m',
+    UpdateExpression: 'SET #s = :done, mediaId = :m REMOVE completingUntil',
     ExpressionAttributeNames: { '#s': 'status' },
     ExpressionAttributeValues: { ':done': 'completed', ':m': mediaId },
   }));
+}
+
+/**
+ * Takes the completion of a pending upload for `leaseMs`, so that one request at a time turns it into media; false
+ * when another request holds it (a holder that died lets go when its lease ends).
+ */
+export async function claimUploadCompletion(businessId: string, uploadId: string, leaseMs: number): Promise<boolean> {
+  const now = Date.now();
+  try {
+    await db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.mediaUpload(businessId, uploadId),
+      UpdateExpression: 'SET completingUntil = :until',
+      ConditionExpression: '#s = :pending AND (attribute_not_exists(completingUntil) OR completingUntil < :now)',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':pending': 'pending', ':until': now + leaseMs, ':now': now },
+    }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Lets go of a completion that failed (the client may PUT the file and complete again). */
+export async function releaseUploadCompletion(businessId: string, uploadId: string): Promise<void> {
+  await db.send(new UpdateCommand({
+    TableName: table(),
+    Key: keys.mediaUpload(businessId, uploadId),
+    UpdateExpression: 'REMOVE completingUntil',
+    ConditionExpression: 'attribute_exists(completingUntil)',
+  })).catch((err) => {
+    if (!isConditionFailure(err)) throw err;
+  });
 }
 
 export const newExpiry = (now = Date.now()) => new Date(now + MEDIA_VALIDITY_MS).toISOString();

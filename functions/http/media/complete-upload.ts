@@ -7,7 +7,7 @@ import { completeUpload } from '#shared/media/presigned-upload.ts';
 export const { handler, spec } = endpoint(
   {
     route: 'POST /media/v1/uploads/{id}/complete',
-    summary: 'Complete a presigned media upload; answers the Uploaded media result (idempotent)',
+    summary: 'Complete a presigned media upload; answers the Uploaded media result (idempotent: concurrent completions answer the one media)',
     params: idParams,
     bodyKind: 'none',
     // An id that is not a UUID names no upload.
@@ -16,6 +16,7 @@ export const { handler, spec } = endpoint(
       200: 'Uploaded media result { media_id, mime_type, file_size, type }',
       400: 'upload_incomplete, upload_expired, unsupported_media_type',
       404: 'not_found',
+      409: 'upload_in_progress (another request has been completing it for 20 s: complete again for its media)',
       413: 'media_too_large',
     },
   },

@@ -51,6 +51,34 @@ describe('presigned media uploads', () => {
     expect(second.body).toEqual(first.body);
   });
 
+  it('completes once when completed 20 times at once: every request answers the one media', async () => {
+    // Prepare
+    const bytes = await smallPng();
+    const created = await create({ type: 'image', file_size: bytes.length });
+    await put(created.body, bytes);
+    const mediaBefore = harness.sandbox.state.media.size;
+    // Act
+    const all = await Promise.all(Array.from({ length: 20 }, () => complete(created.body.upload_id)));
+    // Assess
+    expect(all.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect(new Set(all.map((r) => r.body.media_id)).size).toBe(1);
+    expect(harness.sandbox.state.media.size - mediaBefore).toBe(1);
+  });
+
+  it('lets a completion that failed be tried again at once, once the file is there', async () => {
+    // Prepare
+    const bytes = await smallPng();
+    const created = await create({ type: 'image', file_size: bytes.length });
+    const early = await complete(created.body.upload_id);
+    await put(created.body, bytes);
+    // Act
+    const done = await complete(created.body.upload_id);
+    // Assess
+    expect(early.body.error).toBe('upload_incomplete');
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ mime_type: 'image/png', file_size: bytes.length, type: 'image' });
+  });
+
   it('refuses to start an upload over the type maximum', async () => {
     // Act
     const res = await create({ type: 'video', file_size: 16 * 1024 * 1024 + 1 });
