@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, notFound, validationError, type FieldErrors } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { loadSendSchemas } from '#shared/messages/schemas-loader.ts';
+import { getBusiness } from '#shared/business/repository.ts';
+import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import { getSegment } from '#shared/segments/repository.ts';
 import { commit } from '#shared/events/outbox.ts';
 import { enqueue, queueUrl } from '#shared/queue/queue.ts';
@@ -37,6 +39,20 @@ async function templateOf(input: CreateBroadcastInput): Promise<TemplateRequest>
   return parsed as TemplateRequest;
 }
 
+const templates = onFirstUse(() => import('#shared/templates/prepare.ts'));
+
+/**
+ * The checks a send runs on its template against the business's approved one (body placeholder count, the media
+ * header), before anything is stored: a broadcast that could only fail at its first recipient is refused at once,
+ * as POST /messages/v1 refuses the message (400 `invalid_template_parameters`). A business without a messaging account
+ * yet is checked when the broadcast runs.
+ */
+async function checkTemplate(businessId: string, template: TemplateRequest): Promise<void> {
+  const business = await getBusiness(businessId);
+  if (!business?.phoneNumberId) return;
+  await (await templates()).prepareTemplate({ businessId, phoneNumberId: business.phoneNumberId, wabaId: business.wabaId }, template as Record<string, any>);
+}
+
 function audienceOf(input: CreateBroadcastInput): { segmentId?: string; contactIds?: string[] } {
   const segmentId = input.segment_id ?? input.audience?.segment_id;
   const contactIds = input.contact_ids ?? input.audience?.contact_ids;
@@ -64,6 +80,7 @@ export async function createBroadcast(businessId: string, input: CreateBroadcast
   const template = await templateOf(input);
   const { segmentId, contactIds } = audienceOf(input);
   const sendAt = sendAtOf(input, nowMs);
+  await checkTemplate(businessId, template);
   let audience: Broadcast['audience'];
   if (segmentId) {
     const segment = await getSegment(businessId, segmentId);

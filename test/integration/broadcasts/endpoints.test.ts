@@ -3,18 +3,24 @@
  * start message stays in the SQS stand-in, a scheduled start in the Scheduler stand-in), and the delivery-status hook.
  */
 import { randomUUID } from 'node:crypto';
-import { invoke, newTenant } from '../../support/api.ts';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
-import { transition } from '#shared/broadcasts/repository.ts';
-import { putRecipients, settleRecipient, claimRecipient } from '#shared/broadcasts/recipients.ts';
-import { addCounts } from '#shared/broadcasts/counts.ts';
-import { onMessageStatus } from '#shared/broadcasts/status.ts';
+import { startUpstream } from './upstream.ts';
+
+const upstream = await startUpstream();
+const { invoke, newTenant } = await import('../../support/api.ts');
+const { transition } = await import('#shared/broadcasts/repository.ts');
+const { putRecipients, settleRecipient, claimRecipient } = await import('#shared/broadcasts/recipients.ts');
+const { addCounts } = await import('#shared/broadcasts/counts.ts');
+const { onMessageStatus } = await import('#shared/broadcasts/status.ts');
 
 let queues: QueueSink;
 beforeAll(async () => {
   queues = await startQueueSink();
 });
-afterAll(() => queues?.close());
+afterAll(async () => {
+  await queues?.close();
+  await upstream.close();
+});
 
 const scheduleOf = (broadcastId: string) => queues.scheduler.list().find((s) => s.name === `broadcast-${broadcastId}`);
 
@@ -120,6 +126,26 @@ describe('POST /broadcasts/v1', () => {
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ error: 'validation_error', message: expect.any(String) });
     expect(Object.keys(res.body.details)).toContain(field);
+  });
+
+  it("refuses a template the approved one does not fit, as a send would, with 400 invalid_template_parameters and stores nothing", async () => {
+    // Prepare: order_update has 2 body placeholders; promo_header an image header and 1 placeholder.
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const bodies = [
+      { templateName: 'order_update', template_parameters: ['solo uno'] },
+      { templateName: 'order_update', template_parameters: ['{{contact.name}}'], send_at: inAnHour() },
+      { templateName: 'promo_header', template_parameters: ['{{contact.first_name}}'] },
+      { template: { name: 'order_update', language: { code: 'es_MX' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }, { type: 'text', text: 'c' }] }] } },
+    ];
+
+    // Act
+    const answers = await Promise.all(bodies.map((b, i) => invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body: { name: `Wrong ${i}`, ...b, contact_ids: [randomUUID()] } })));
+    const list = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey });
+
+    // Assess
+    expect(answers.map((r) => [r.status, r.body.error])).toEqual(Array(4).fill([400, 'invalid_template_parameters']));
+    expect(answers[0].body.details).toMatchObject({ template_name: 'order_update', expected: 2, received: 1 });
+    expect(list.body.data).toEqual([]);
   });
 
   it('answers 400 invalid_json for a body that is not JSON, 401 without a key, 403 without messages:write', async () => {

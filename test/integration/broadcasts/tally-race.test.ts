@@ -3,19 +3,26 @@
  * its recipients' own records say, however the two interleave (issue: `total 5, sent 4, skipped 2`).
  */
 import { randomUUID } from 'node:crypto';
-import { invoke, newTenant } from '../../support/api.ts';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
-import { getBroadcast, transition } from '#shared/broadcasts/repository.ts';
-import { claimRecipient, putRecipients, settleRecipient } from '#shared/broadcasts/recipients.ts';
-import { addCounts, tallyRecipients } from '#shared/broadcasts/counts.ts';
-import { complete } from '#shared/broadcasts/completion.ts';
-import { onMessageStatus, type MessageStatus } from '#shared/broadcasts/status.ts';
+import type { MessageStatus } from '#shared/broadcasts/status.ts';
+import { startUpstream } from './upstream.ts';
+
+const upstream = await startUpstream();
+const { invoke, newTenant } = await import('../../support/api.ts');
+const { getBroadcast, transition } = await import('#shared/broadcasts/repository.ts');
+const { claimRecipient, putRecipients, settleRecipient } = await import('#shared/broadcasts/recipients.ts');
+const { addCounts, tallyRecipients } = await import('#shared/broadcasts/counts.ts');
+const { complete } = await import('#shared/broadcasts/completion.ts');
+const { onMessageStatus } = await import('#shared/broadcasts/status.ts');
 
 let queues: QueueSink;
 beforeAll(async () => {
   queues = await startQueueSink();
 });
-afterAll(() => queues?.close());
+afterAll(async () => {
+  await queues?.close();
+  await upstream.close();
+});
 
 const RECIPIENTS = 30;
 const ROUNDS = 8;
