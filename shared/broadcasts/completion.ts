@@ -1,7 +1,8 @@
 /**
  * How a broadcast ends: `completed` once every recipient is settled (exact counts tallied from the recipients,
  * `broadcast.completed`); `failed` on an error no recipient can get past (`broadcast.failed`); and, for a cancelled
- * or failed broadcast, the sweep that marks what has not gone out as `cancelled`.
+ * or failed broadcast, the sweep that marks what has not gone out as `cancelled`. A cancelled broadcast that had
+ * started sending gets its end event (`broadcast.completed`, status `cancelled`) with the sweep's final tally.
  */
 import { commit } from '#shared/events/outbox.ts';
 import { logger } from '#shared/log/logger.ts';
@@ -9,11 +10,11 @@ import { isConditionFailure as isSingleConditionFailure } from '#shared/store/co
 import { cancelledByCondition } from '#shared/store/transact.ts';
 import { getBroadcast, transition, transitionInput, updateUsageStatus } from './repository.ts';
 import { settleRecipient, queueHead } from './recipients.ts';
-import { addCounts, statusChanges, tallyGuard, tallyRecipients, talliedCounts } from './counts.ts';
-import { broadcastCompleted, broadcastFailed } from './events.ts';
+import { addCounts, isTallied, statusChanges, tallyGuard, tallyRecipients, talliedCounts } from './counts.ts';
+import { broadcastCancelled, broadcastCompleted, broadcastFailed } from './events.ts';
 import { enqueueRun } from './messages.ts';
 import { OUTCOME_UNKNOWN } from './pipeline.ts';
-import type { Broadcast, BroadcastError, Recipient } from './model.ts';
+import type { Broadcast, BroadcastError, Counts, Recipient } from './model.ts';
 
 const SWEEP_PAGE = 100;
 
@@ -94,9 +95,28 @@ export async function sweep(b: Broadcast): Promise<'done' | 'more' | 'wait'> {
     for (let attempt = 1; attempt <= TALLY_TRIES; attempt++) {
       const seen = await statusChanges(b.businessId, b.id);
       const { counts } = await tallyRecipients(b.businessId, b.id);
-      if (await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts), ...tallyGuard(seen))) return 'done';
+      if (b.status === 'cancelled' ? await endCancelled(b, counts, seen) : await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts), ...tallyGuard(seen))) return 'done';
     }
     return 'wait';
   }
   return 'done';
+}
+
+/**
+ * A cancelled run's first tally, with its end event: the counts of what went out before the cancel stopped it and
+ * what it cancelled. A later tally (a duplicate run) finds it done and emits nothing.
+ */
+async function endCancelled(b: Broadcast, counts: Counts, seen: number): Promise<boolean> {
+  const [guard, values] = tallyGuard(seen);
+  try {
+    await commit(
+      [{ Update: transitionInput(b.businessId, b.id, ['cancelled'], 'cancelled', talliedCounts(counts), `${guard} AND attribute_not_exists(counts_tallied)`, values) }],
+      [broadcastCancelled(b, counts, b.cancelled_at!)],
+    );
+    return true;
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    // Tallied already (it ended), or a status overtook this tally (take it again).
+    return isTallied(b.businessId, b.id);
+  }
 }

@@ -54,6 +54,12 @@ export async function statusChanges(businessId: string, id: string): Promise<num
   return Number(Item?.status_changes ?? 0);
 }
 
+/** Whether the broadcast's final counts have been tallied (it ended). */
+export async function isTallied(businessId: string, id: string): Promise<boolean> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.broadcast(businessId, id), ProjectionExpression: 'counts_tallied', ConsistentRead: true }));
+  return Item?.counts_tallied === true;
+}
+
 /** The condition (for `transition`) that no delivery status was recorded since `seen` was read. */
 export const tallyGuard = (seen: number): [string, Record<string, unknown>] =>
   seen === 0 ? ['attribute_not_exists(status_changes)', {}] : ['status_changes = :seen', { ':seen': seen }];

@@ -16,7 +16,8 @@ export const broadcastCompleted = (b: Broadcast, counts: Counts, completedAt: st
 
 /**
  * Cancelled: the broadcast's end for its subscribers (the contract names no cancel event, so it is the end event with
- * status `cancelled`); `counts` as the cancel found them (what was in flight may still go out).
+ * status `cancelled`). Emitted by the cancel for a broadcast that had not started sending, else once its run has
+ * stopped and marked the rest cancelled: `counts` are then final (what went out before the cancel stopped it included).
  */
 export const broadcastCancelled = (b: Broadcast, counts: Counts, cancelledAt: string) =>
   newEvent(b.businessId, 'broadcast.completed', { ...base(b), status: 'cancelled', counts, started_at: b.started_at, cancelled_at: cancelledAt });

@@ -174,19 +174,33 @@ export async function listRecipientViews(businessId: string, id: string, q: { li
   return { data: items.map(recipientView), next_cursor: encodeCursor(lastKey) };
 }
 
-export async function cancelBroadcast(businessId: string, id: string) {
-  const current = await mustGet(businessId, id);
-  const cancelledAt = new Date().toISOString();
+/** Tries to cancel once, as `current` was read; false when it changed meanwhile (started, or ended). */
+async function cancelAsRead(current: Broadcast, cancelledAt: string): Promise<boolean> {
+  const { businessId, id } = current;
+  // One that has not started sending ends here, with its end event (status and event in one transaction). One that
+  // has ends when its run has stopped and marked the rest cancelled, and its end event then has the final counts.
+  const started = current.started_at !== null;
   try {
-    // The status and the end event in one transaction.
     await commit(
-      [{ Update: transitionInput(businessId, id, ['scheduled', 'running'], 'cancelled', { cancelled_at: cancelledAt }) }],
-      [broadcastCancelled(current, current.counts, cancelledAt)],
+      [{ Update: transitionInput(businessId, id, [current.status], 'cancelled', { cancelled_at: cancelledAt }, started ? undefined : '(attribute_not_exists(started_at) OR attribute_type(started_at, :nullType))', started ? {} : { ':nullType': 'NULL' }) }],
+      started ? [] : [broadcastCancelled(current, current.counts, cancelledAt)],
     );
+    return true;
   } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-    const now = await mustGet(businessId, id);
-    throw new ApiError(400, { error: 'invalid_state', message: `A ${now.status} broadcast cannot be cancelled`, status: now.status });
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+export async function cancelBroadcast(businessId: string, id: string) {
+  let current = await mustGet(businessId, id);
+  const cancelledAt = new Date().toISOString();
+  for (;;) {
+    if (current.status !== 'scheduled' && current.status !== 'running') {
+      throw new ApiError(400, { error: 'invalid_state', message: `A ${current.status} broadcast cannot be cancelled`, status: current.status });
+    }
+    if (await cancelAsRead(current, cancelledAt)) break;
+    current = await mustGet(businessId, id);
   }
   const cancelled = await mustGet(businessId, id);
   // A running broadcast's worker sees the status within a second and stops launching sends (those already launched, about

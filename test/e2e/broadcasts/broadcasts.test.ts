@@ -247,8 +247,10 @@ describe('broadcasts through the local stack', () => {
     expect(list.body.data.map((b: any) => b.id)).toContain(done.id);
   });
 
-  it('cancels a running broadcast: what has not gone out is cancelled and never sent', async () => {
+  it('cancels a running broadcast: what has not gone out is cancelled and never sent, and its end event has the final counts', async () => {
     // Prepare
+    const hook = await api('POST', '/user-webhooks', { name: 'cancel end', url: receiverUrl, events: ['broadcast.completed'] });
+    expect(hook.status).toBe(201);
     const people = Array.from({ length: 40 }, (_, i) => ({ phone_number: phone(), name: `P${i}` }));
     const ids = await createContacts(people);
     const created = await api('POST', '/broadcasts/v1', { name: 'Stop me', templateName: 'hello_world', language: 'en_US', contact_ids: ids });
@@ -276,6 +278,14 @@ describe('broadcasts through the local stack', () => {
       expect([r.status, got.length]).toEqual(r.status === 'cancelled' ? ['cancelled', 0] : ['sent', 1]);
     }
     expect((await api('POST', `/broadcasts/v1/${id}/cancel`)).body).toMatchObject({ error: 'invalid_state' });
+    // The end event waits for the run to stop: its counts are the broadcast's last ones, not the cancel's first look.
+    const ends = await waitFor('end event', async () => {
+      const mine = received.filter((e) => e.event === 'broadcast.completed' && e.data?.broadcast_id === id);
+      return mine.length > 0 && mine;
+    });
+    const { pending: _pending, ...finalCounts } = (await api('GET', `/broadcasts/v1/${id}`)).body.data.counts;
+    for (const e of ends) expect(e.data).toMatchObject({ status: 'cancelled', cancelled_at: final.cancelled_at, counts: finalCounts });
+    await api('DELETE', `/user-webhooks/${hook.body.data.id}`);
   });
 
   it('survives a worker dying between sending and recording, without sending anyone twice', async () => {
