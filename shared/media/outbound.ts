@@ -11,7 +11,7 @@ import { messageOwnerPut, messagePut } from '#shared/messages/repository.ts';
 import { outboundMessage, sendResult, type OutboundDraft } from '#shared/messages/draft.ts';
 import type { Dispatch } from '#shared/messages/dispatch.ts';
 import type { Outcome } from '#shared/messages/idempotency.ts';
-import type { UpstreamError } from '#shared/upstream/client.ts';
+import { UpstreamError } from '#shared/upstream/client.ts';
 import { isMediaType, type MediaType } from './formats.ts';
 import { templateHeaderLink } from '#shared/templates/header-link.ts';
 import { prepareThroughWorker } from './jobs.ts';
@@ -79,26 +79,35 @@ async function throughWorker(draft: OutboundDraft, request: MediaSendRequest, re
  * link is (the contract's proxy rule), then sent with the header by id; past the wait budget the message is stored
  * queued (202) and the worker's finisher sends it. When the file cannot be fetched here either, the upstream's answer stands.
  */
-export async function recoverTemplateHeader(draft: OutboundDraft, err: UpstreamError, dispatch: Dispatch): Promise<Outcome | undefined> {
+export async function recoverTemplateHeader(draft: OutboundDraft, err: UpstreamError, dispatch: Dispatch): Promise<Outcome | UpstreamError | undefined> {
   const header = err.code === 131052 ? templateHeaderLink(draft.payload) : undefined;
   if (!header) return undefined;
   return takeOver(draft, { type: header.type, media: { link: header.link }, autoConvert: false }, 'proxy', dispatch);
 }
 
 /** The upstream could not fetch the link (131052) or found it too large (131053): the worker takes over. */
-async function recoverLink(draft: OutboundDraft, request: MediaSendRequest, err: UpstreamError, dispatch: Dispatch): Promise<Outcome | undefined> {
+async function recoverLink(draft: OutboundDraft, request: MediaSendRequest, err: UpstreamError, dispatch: Dispatch): Promise<Outcome | UpstreamError | undefined> {
   const plan = planAfterUpstreamError(err.code, request);
   return plan?.kind === 'job' ? takeOver(draft, request, plan.reason, dispatch) : undefined;
 }
 
-/** The media worker takes a send over after an upstream refusal: sent again once ready, 202 past the budget. */
-async function takeOver(draft: OutboundDraft, request: MediaSendRequest, reason: MediaJobReason, dispatch: Dispatch): Promise<Outcome | undefined> {
+/** The upstream's code for a media file in a format its type does not take. */
+const UNSUPPORTED_MEDIA_CODE = 131051;
+
+/**
+ * The media worker takes a send over after an upstream refusal: sent again once ready, 202 past the budget. A file
+ * the worker fetched and found in a format its type does not take fails as the upstream fails such a file (131051).
+ */
+async function takeOver(draft: OutboundDraft, request: MediaSendRequest, reason: MediaJobReason, dispatch: Dispatch): Promise<Outcome | UpstreamError | undefined> {
   try {
     const queued = await throughWorker(draft, request, reason);
     if (queued) return queued;
   } catch (failure) {
     // 131053 with autoConvert off is the contract's 413; other failures of the proxy leave the upstream's answer.
     if (failure instanceof ApiError && failure.status === 413) throw failure;
+    if (failure instanceof ApiError && failure.body.error === 'unsupported_media_type') {
+      return new UpstreamError(failure.message, 400, UNSUPPORTED_MEDIA_CODE, failure.message, false);
+    }
     if (failure instanceof ApiError) return undefined;
     throw failure;
   }

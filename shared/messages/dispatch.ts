@@ -20,8 +20,11 @@ import { cancellationCodes } from '#shared/store/transact.ts';
 import { messageConditionFailed, newAttempt, recordItems, RECORD_ITEMS, releaseItems, settleFailed, settleSent, withConversationTouch } from './send-state.ts';
 import { templateContext } from '#shared/templates/error-context.ts';
 
-/** Sends a draft upstream; `recover` may answer an upstream error instead of recording the failure (the media area's proxy). */
-export type Dispatch = (draft: OutboundDraft, recover?: (err: UpstreamError) => Promise<Outcome | undefined>) => Promise<Outcome>;
+/**
+ * Sends a draft upstream; `recover` may answer an upstream error instead of recording the failure (the media area's
+ * proxy), or name the failure to record in its place (the proxy fetched the file and found what is wrong with it).
+ */
+export type Dispatch = (draft: OutboundDraft, recover?: (err: UpstreamError) => Promise<Outcome | UpstreamError | undefined>) => Promise<Outcome>;
 
 /** The recording transaction was refused by one of the draft's own checks: `index` is its place in `draft.checks`. */
 export class DraftChecksFailed extends Error {
@@ -104,15 +107,17 @@ export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, rec
   let result;
   try {
     result = await upstreamSend(draft.businessId, draft.phoneNumberId, draft.payload, reserved);
-  } catch (err) {
-    if (!(err instanceof UpstreamError)) throw err;
+  } catch (caught) {
+    if (!(caught instanceof UpstreamError)) throw caught;
+    let err = caught;
     if (recover) {
       // The media area may take the send over (e.g. proxy a link the upstream could not download, 131052):
       // the message stays queued, free for the media worker to send.
       await commit(releaseItems(message, attempt, new Date().toISOString()));
       attempt = undefined;
       const recovered = await recover(err);
-      if (recovered) return recovered;
+      if (recovered instanceof UpstreamError) err = recovered;
+      else if (recovered) return recovered;
     }
     const failure = toDeliveryError(err, templateContext(draft.payload));
     const at = new Date().toISOString();

@@ -18,6 +18,7 @@ beforeAll(async () => {
   const { startTestStack } = await import('../../support/stack.ts');
   stack = await startTestStack({ demo: true, queueRetryDelayMs: 50 });
   served['/sandbox-unreachable/pic.png'] = await smallPng();
+  served['/sandbox-unreachable/notes.txt'] = Buffer.from('not a picture\n');
   served['/photo.jpg'] = await photoJpeg(3000, 2200, 24);
   served['/big-clip.mp4'] = Buffer.concat([await smallMp4(), Buffer.alloc(17 * MB)]);
   files = await startFileServer(served);
@@ -101,6 +102,17 @@ describe('media sends over HTTP', () => {
     // Assess
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ error: 'media_download_failed', code: '131052', data: { status: 'failed' } });
+  });
+
+  it('answers 131051 unsupported_media_type when the file the service fetched for the upstream is in a format its type does not take', async () => {
+    // Act
+    const res = await send({ type: 'image', image: { link: `${filesUrl}/sandbox-unreachable/notes.txt` } });
+    const stored = await fetch(`${stack.url}/messages/v1/${res.body.data?.id}`, { headers: auth() });
+
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'unsupported_media_type', code: '131051', action_required: 'convert_media', data: { status: 'failed' } });
+    expect(((await stored.json()) as any).message).toMatchObject({ status: 'failed' });
   });
 
   it('compresses an image link over 5 MB and sends it as an image', async () => {
