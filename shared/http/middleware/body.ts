@@ -93,7 +93,9 @@ const multipartParser = onFirstUse(async (): Promise<MiddlewareObj<any>> => {
     disableContentTypeError: false,
     charset: 'utf-8',
     busboy: {
-      limits: { fileSize: 100 * 1024 * 1024, files: Number.MAX_SAFE_INTEGER, fields: 20 },
+      // No file size limit here: the body is in memory already, and the handler's per-type check answers a file
+      // too large with 413 media_too_large stating the type's maximum (a truncated part answered a bare parse error).
+      limits: { fileSize: Infinity, files: Number.MAX_SAFE_INTEGER, fields: 20 },
       // The part named `file` is the file even without a filename (RFC 7578 makes it optional; some clients omit it).
       isPartAFile: (name: string | undefined, _type: string | undefined, filename: string | undefined) => filename !== undefined || name === 'file',
     },

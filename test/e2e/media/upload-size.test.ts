@@ -61,3 +61,21 @@ it("answers a send body over Lambda's 6 MB on the Cloud API's path with 413 in t
     error: { message: expect.stringMatching(/^\(#100\) Request bodies are limited to 6291456 bytes/), type: 'OAuthException', code: 100, error_data: { messaging_product: 'whatsapp', details: expect.any(String) }, fbtrace_id: expect.any(String) },
   });
 }, 60_000);
+
+it('answers a document over 100 MB with 413 media_too_large stating the 100 MB maximum', async () => {
+  // Prepare: 100 MB and one byte, under the local stack's 101 MB body cap.
+  const pdf = Buffer.concat([Buffer.from('%PDF-1.4\n'), Buffer.alloc(100 * 1024 * 1024 - 8, 0x20)]);
+  expect(pdf.length).toBe(100 * 1024 * 1024 + 1);
+  const form = new FormData();
+  form.append('type', 'document');
+  form.append('file', new Blob([pdf], { type: 'application/pdf' }), 'huge.pdf');
+
+  // Act
+  const res = await fetch(`${stack.url}/media/v1`, { method: 'POST', headers: { authorization: `Bearer ${stack.demo!.apiKey}` }, body: form });
+
+  // Assess
+  expect(res.status).toBe(413);
+  const body = (await res.json()) as any;
+  expect(body.error).toBe('media_too_large');
+  expect(body.message).toMatch(/100 ?MB/i);
+}, 60_000);
