@@ -14,7 +14,8 @@ import type { BulkOperation } from './bulk-schemas.ts';
 export interface BulkItemResult {
   success: boolean;
   contact_id: string | null;
-  phone_number?: string;
+  /** Create results only: the number as normalised, or as given when it is not one (null when none was). */
+  phone_number?: string | null;
   error?: string;
   message?: string;
   existing_contact_id?: string;

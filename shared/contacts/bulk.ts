@@ -56,7 +56,8 @@ async function bulkCreate(bid: string, input: unknown[], results: BulkItemResult
   const valid: { index: number; phone: string; fields: v.InferOutput<typeof bulkCreateItem> }[] = [];
   input.forEach((raw, index) => {
     const phoneRaw = (raw as any)?.phone_number;
-    const shown = typeof phoneRaw === 'string' ? { phone_number: phoneRaw } : {};
+    // Every create result names its phone number (the contract's item shape): as given, or null when none was.
+    const shown = { phone_number: typeof phoneRaw === 'string' ? phoneRaw : null };
     const parsed = v.safeParse(bulkCreateItem, raw);
     if (!parsed.success) {
       const details = toFieldErrors(parsed.issues);

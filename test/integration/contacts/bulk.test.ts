@@ -54,8 +54,8 @@ describe('POST /contacts/v1/bulk', () => {
     expect(dup).toMatchObject({ success: false, error: 'duplicate_contact', existing_contact_id: existing.id, phone_number: '+14155552000' });
     expect(ok).toMatchObject({ success: true, phone_number: '+14155552001' });
     expect(dupInRequest).toMatchObject({ success: false, error: 'duplicate_contact', existing_contact_id: ok.contact_id });
-    expect(bad).toMatchObject({ success: false, error: 'invalid_phone_number' });
-    expect(none).toMatchObject({ success: false, error: 'invalid_phone_number' });
+    expect(bad).toMatchObject({ success: false, error: 'invalid_phone_number', phone_number: 'garbage' });
+    expect(none).toEqual({ success: false, contact_id: null, phone_number: null, error: 'invalid_phone_number', message: expect.any(String) });
   });
 
   it('answers 207 with success_count 0 when every item fails', async () => {
