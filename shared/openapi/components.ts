@@ -123,7 +123,7 @@ export const schemas: Record<string, unknown> = {
       operation: { type: 'string', enum: ['create', 'update', 'delete', 'add_tags', 'remove_tags', 'set_funnel_stage'] },
       success_count: int,
       error_count: int,
-      results: { type: 'array', items: obj({ success: bool, contact_id: nullable(uuid), phone_number: str, error: str, existing_contact_id: uuid }, ['success']) },
+      results: { type: 'array', items: obj({ success: bool, contact_id: nullable(uuid), phone_number: nullable(str), error: str, existing_contact_id: uuid }, ['success']) },
     },
     ['operation', 'success_count', 'error_count', 'results'],
   ),
