@@ -111,7 +111,8 @@ export const routes: Route[] = [
   // changing their base URL. Routes with literal segments above win over these, as in API Gateway.
   r('POST', '/{version}/{id}/messages', 'http/cloud-api/messages', 'messages:write', 'messages', { timeoutSeconds: 29, memoryMb: 512 }),
   r('POST', '/{version}/{id}/media', 'http/cloud-api/media-upload', 'messages:write', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
-  r('GET', '/{version}/{id}', 'http/cloud-api/media-get', 'messages:read'),
+  // A customer's media is fetched from the upstream on its first read (up to 100 MB): the upload's budget.
+  r('GET', '/{version}/{id}', 'http/cloud-api/media-get', 'messages:read', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
   r('DELETE', '/{version}/{id}', 'http/cloud-api/media-delete', 'messages:write'),
   r('GET', '/{version}/{id}/message_templates', 'http/cloud-api/templates', 'messages:read'),
 

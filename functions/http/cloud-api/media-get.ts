@@ -1,4 +1,4 @@
-/** GET /{version}/{id}: the Cloud API's media object of a media id uploaded through the service. */
+/** GET /{version}/{id}: the Cloud API's media object of a media id of the business (uploaded through the service, or in a customer's message). */
 import { endpoint } from '#shared/http/endpoint.ts';
 import { baseUrlOf } from '#shared/http/base-url.ts';
 import { graphPath, mediaQuery, toGraphReply } from '#shared/cloud-api/graph.ts';

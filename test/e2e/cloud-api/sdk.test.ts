@@ -94,6 +94,33 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(afterDelete).not.toBe('sent');
   }, 60_000);
 
+  it("reads, downloads and deletes the media of a customer's message: an id in the upstream's store the service did not upload", async () => {
+    // Prepare: the customer's photo, in the upstream store of the business's number (as Meta keeps inbound media).
+    const { t, sdk } = await chat();
+    const { SANDBOX_TOKEN } = await import('#infra/local/sandbox/credentials.ts');
+    const form = new FormData();
+    form.append('messaging_product', 'whatsapp');
+    form.append('file', new Blob([PNG], { type: 'image/png' }), 'from-customer.png');
+    const stored = await fetch(`${m.stack.sandboxUrl}/v23.0/${t.phoneNumberId}/media`, { method: 'POST', headers: { authorization: `Bearer ${SANDBOX_TOKEN}` }, body: form });
+    const { id } = (await stored.json()) as { id: string };
+    const other = await m.tenant();
+
+    // Act
+    const info = await sdk.media.get({ mediaId: id, phoneNumberId: t.phoneNumberId });
+    const bytes = await sdk.media.download({ mediaId: id, phoneNumberId: t.phoneNumberId });
+    const foreign = await fetch(`${m.stack.url}/v23.0/${id}`, { headers: { authorization: `Bearer ${other.apiKey}` } });
+    const deleted = await sdk.media.delete({ mediaId: id, phoneNumberId: t.phoneNumberId });
+    const upstreamAfter = await fetch(`${m.stack.sandboxUrl}/v23.0/${id}`, { headers: { authorization: `Bearer ${SANDBOX_TOKEN}` } });
+
+    // Assess
+    expect(stored.status).toBe(200);
+    expect(info).toMatchObject({ messaging_product: 'whatsapp', id, mime_type: 'image/png', file_size: String(PNG.length), sha256: expect.any(String) });
+    expect(Buffer.from(bytes as ArrayBuffer)).toEqual(PNG);
+    expect(foreign.status).toBe(404);
+    expect(deleted).toEqual({ success: true });
+    expect(upstreamAfter.status).toBe(400);
+  }, 60_000);
+
   it("follows Meta's optional parameters: a template by name, media only for the phone number named, an upload's kind from its bytes", async () => {
     // Prepare
     const { t, wabaId } = await chat();
