@@ -44,6 +44,11 @@ export interface SendOptions {
   broadcastId?: string;
   /** The send context, when the caller started reading it already (the endpoint reads it beside the rate limit). */
   context?: Promise<SendContext | undefined>;
+  /**
+   * A template's quick-reply payloads go as the client sent them, as Meta sends them (the Cloud API's own endpoint:
+   * its clients have no `allowButtonIdOverride`); otherwise they are resolved in the contract's order.
+   */
+  quickRepliesAsSent?: boolean;
 }
 
 /** Sends and returns the Send result; a rejected delivery or a bad request throws an ApiError. */
@@ -86,7 +91,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   const context = (await options.context) ?? (await loadSendContext(businessId, phone));
 
   const extras: Parameters<typeof buildPayload>[1] = {};
-  if (req.type === 'template') extras.template = (await (await templates()).prepareTemplate({ businessId, ...context }, req)).template;
+  if (req.type === 'template') extras.template = (await (await templates()).prepareTemplate({ businessId, ...context }, req, { quickRepliesAsSent: options.quickRepliesAsSent })).template;
   const reactionTarget = req.type === 'reaction' ? await resolveReactionTarget(businessId, req.to, req.reaction.message_id) : undefined;
   if (reactionTarget) extras.reactionWamid = reactionTarget.wamid;
 

@@ -7,7 +7,7 @@
  *   be readable by the sending number upstream (same 403); a link must be http(s) and must not name a private,
  *   loopback or metadata address (400 `invalid_media_link`, before anything goes upstream);
  * - quick-reply payloads: the request's payload only with `allowButtonIdOverride`, else the template's configured
- *   button id, else `btn_{index}_{templateName}`.
+ *   button id, else `btn_{index}_{templateName}` (on the Cloud API's own endpoint, as the client sent them).
  * The shortcut's language is `es_MX` unless the request names one (`language`, a service extension); the full
  * form is sent as asked. A name or language the upstream does not know is answered 132000 by the upstream.
  */
@@ -54,7 +54,11 @@ function fromShortcut(req: Record<string, any>): TemplateObject & { components: 
 const invalidParameters = (message: string, details: Record<string, unknown>) =>
   new ApiError(400, { error: 'invalid_template_parameters', message, details });
 
-export async function prepareTemplate(business: { businessId: string; phoneNumberId: string; wabaId?: string }, req: Record<string, any>): Promise<PreparedTemplate> {
+export async function prepareTemplate(
+  business: { businessId: string; phoneNumberId: string; wabaId?: string },
+  req: Record<string, any>,
+  options: { quickRepliesAsSent?: boolean } = {},
+): Promise<PreparedTemplate> {
   const shortcut = req.template === undefined;
   const template: TemplateObject & { components: Record<string, any>[] } = shortcut
     ? fromShortcut(req)
@@ -82,10 +86,8 @@ export async function prepareTemplate(business: { businessId: string; phoneNumbe
       if (!param) throw invalidParameters(`Template ${template.name} needs a ${format} header: give header_media or a header component`, { ...context, header: format });
       if (param.type !== format) throw invalidParameters(`Template ${template.name} needs a ${format} header, got ${param.type}`, { ...context, header: format });
     }
-    template.components = resolveQuickReplies(template, approved, req.allowButtonIdOverride === true);
-  } else {
-    template.components = resolveQuickReplies(template, undefined, req.allowButtonIdOverride === true);
   }
+  if (!options.quickRepliesAsSent) template.components = resolveQuickReplies(template, approved, req.allowButtonIdOverride === true);
 
   await checkHeaderMedia(business.businessId, business.phoneNumberId, template.components);
   const { components, ...rest } = template;

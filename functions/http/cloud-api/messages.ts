@@ -26,7 +26,7 @@ export const { handler, spec } = endpoint(
     await requireOwnNumber(auth.businessId, params.id, 'POST');
     if (isReadReceipt(body)) return { status: 200, body: await markRead(auth.businessId, body) };
     const idempotencyKey = headers['idempotency-key'];
-    const outcome = await send(auth.businessId, body, { sentBy: 'api', ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
+    const outcome = await send(auth.businessId, body, { sentBy: 'api', quickRepliesAsSent: true, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
     const result = outcome.body as { contacts: unknown; messages: { id: string; wamid: string | null }[] };
     // A media send still being prepared (202) has no wamid yet: the service's message id stands for it. A template
     // the upstream took is `accepted`, as Meta answers for templates.

@@ -84,6 +84,25 @@ describe('POST /{version}/{id}/messages', () => {
     expect(await h.sent(to)).toHaveLength(1);
   });
 
+  it("sends a template's quick-reply payloads as the client sent them, as Meta does, adding no button it left out", async () => {
+    // Prepare: reminder_buttons has quick replies at 0 (configured id confirm_appointment) and 1; the client sends only 1.
+    const { t, to } = await h.openChat();
+    const template = {
+      name: 'reminder_buttons', language: { code: 'es_MX' },
+      components: [
+        { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
+        { type: 'button', sub_type: 'quick_reply', index: 1, parameters: [{ type: 'payload', payload: 'no-thanks' }] },
+      ],
+    };
+
+    // Act
+    const res = await post(t, { messaging_product: 'whatsapp', to: to.slice(1), type: 'template', template });
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect((await h.sent(to)).at(-1).template.components).toEqual(template.components);
+  });
+
   it('marks a customer message read with the Cloud API body', async () => {
     const { t, wamid } = await h.openChat();
     const res = await post(t, { messaging_product: 'whatsapp', status: 'read', message_id: wamid });
