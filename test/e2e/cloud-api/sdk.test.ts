@@ -140,6 +140,14 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     const audio = await upload(new Blob([ogg], { type: 'application/octet-stream' }), 'ogg');
     const png = await upload(new Blob([PNG], { type: 'application/octet-stream' }));
     const pngId = ((await png.json()) as { id: string }).id;
+    // messaging_product in the query string, the form holding only the file (as whatsapp-api-js uploads); and in neither.
+    const fileOnly = () => {
+      const form = new FormData();
+      form.append('file', new Blob([PNG], { type: 'image/png' }), 'dot.png');
+      return form;
+    };
+    const inQuery = await graph(`${t.phoneNumberId}/media?messaging_product=whatsapp`, { method: 'POST', body: fileOnly() });
+    const nowhere = await graph(`${t.phoneNumberId}/media`, { method: 'POST', body: fileOnly() });
     const otherNumber = await graph(`${pngId}?phone_number_id=100000000000999`);
     const deleteElsewhere = await graph(`${pngId}?phone_number_id=100000000000999`, { method: 'DELETE' });
     const own = await graph(`${pngId}?phone_number_id=${t.phoneNumberId}`);
@@ -148,6 +156,10 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(byName.data.map((x) => x.name)).toEqual(['order_update']);
     expect(audio.status).toBe(200);
     expect(png.status).toBe(200);
+    expect(inQuery.status).toBe(200);
+    expect(await inQuery.json()).toEqual({ id: expect.stringMatching(/^\d+$/) });
+    expect(nowhere.status).toBe(400);
+    expect(((await nowhere.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: 100, message: expect.stringContaining('messaging_product') });
     expect([otherNumber.status, deleteElsewhere.status]).toEqual([404, 404]);
     expect(((await deleteElsewhere.json()) as { error: { code: number } }).error.code).toBe(100);
     expect(own.status).toBe(200);
