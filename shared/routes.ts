@@ -115,6 +115,11 @@ export const routes: Route[] = [
   r('GET', '/{version}/{id}', 'http/cloud-api/media-get', 'messages:read', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
   r('DELETE', '/{version}/{id}', 'http/cloud-api/media-delete', 'messages:write'),
   r('GET', '/{version}/{id}/message_templates', 'http/cloud-api/templates', 'messages:read'),
+  // Graph answers a call without a version at the app's default version, and some clients make them (those that resolve
+  // paths against a base URL ending in `/v23.0` drop its last segment). Not `GET /{id}`: the service's own two-segment paths.
+  r('POST', '/{id}/messages', 'http/cloud-api/messages', 'messages:write', 'messages', { timeoutSeconds: 29, memoryMb: 512 }),
+  r('POST', '/{id}/media', 'http/cloud-api/media-upload', 'messages:write', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
+  r('GET', '/{id}/message_templates', 'http/cloud-api/templates', 'messages:read'),
 
   // Broadcasts.
   r('POST', '/broadcasts/v1', 'http/broadcasts/create', 'messages:write'),

@@ -67,16 +67,20 @@ export function toGraphReply(reply: Reply, event: APIGatewayProxyEventV2): Reply
 
 /**
  * `/{version}/...` with anything but `vNN.N` is not a Graph path (API Gateway routes e.g. `DELETE /team/v1` here):
- * the service's own 404 for an unknown route, before or after authentication.
+ * the service's own 404 for an unknown route, before or after authentication. A route without a version is Graph's
+ * versionless call (its default version).
  */
-const isGraphPath = (event: APIGatewayProxyEventV2) => GRAPH_VERSION.test(event.pathParameters?.version ?? '');
+const isGraphPath = (event: APIGatewayProxyEventV2) => {
+  const version = event.pathParameters?.version;
+  return version === undefined || GRAPH_VERSION.test(version);
+};
 const unknownRoute = (event: APIGatewayProxyEventV2) => notFound(`No route for ${event.requestContext?.http?.method ?? ''} ${event.rawPath}`);
 
 /**
  * The path parameters of every compatible route; a bad version fails here and is answered as an unknown route, an id
  * longer than any Graph id (a table key holds 2 KB) as an unknown object.
  */
-export const graphPath = v.object({ version: v.pipe(v.string(), v.regex(GRAPH_VERSION, 'version must be vNN.N')), id: v.pipe(v.string(), v.maxLength(256)) });
+export const graphPath = v.object({ version: v.optional(v.pipe(v.string(), v.regex(GRAPH_VERSION, 'version must be vNN.N'))), id: v.pipe(v.string(), v.maxLength(256)) });
 
 /** A media id's query: Meta acts on it only when it belongs to the phone number named here (when one is). */
 export const mediaQuery = v.looseObject({ phone_number_id: v.optional(v.string()) });

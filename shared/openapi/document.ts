@@ -8,6 +8,7 @@ import { routes, type Route } from '#shared/routes.ts';
 import { EVENT_NAMES } from '#shared/events/names.ts';
 import { SCOPES } from '#shared/auth/scopes.ts';
 import { errorBody, eventData, requestBodies, schemas, successBodies } from './components.ts';
+import { versionedKey } from './cloud-api.ts';
 
 export interface HandlerSpec {
   route: string;
@@ -105,7 +106,8 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const spec = specs.get(route.handler);
-    const key = `${route.method} ${route.path}`;
+    // A versionless Graph route is documented as its versioned twin.
+    const key = versionedKey(`${route.method} ${route.path}`);
     const declared = Object.entries(spec?.responses ?? { 200: 'Success' });
     const successes = declared.filter(([code]) => Number(code) < 300);
     const responses: Record<string, unknown> = {};

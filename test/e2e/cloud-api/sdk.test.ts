@@ -166,6 +166,30 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(await own.json()).toMatchObject({ id: pngId, mime_type: 'image/png' });
   }, 60_000);
 
+  it("answers Graph's versionless calls (the app's default version), as clients that resolve paths against a base URL ending in /v23.0 make them", async () => {
+    // Prepare
+    const { t, to, wabaId } = await chat();
+    const call = (path: string, init: RequestInit = {}) => fetch(`${m.stack.url}/${path}`, { ...init, headers: { authorization: `Bearer ${t.apiKey}`, ...init.headers } });
+    const form = new FormData();
+    form.append('messaging_product', 'whatsapp');
+    form.append('file', new Blob([PNG], { type: 'image/png' }), 'dot.png');
+
+    // Act
+    const sent = await call(`${t.phoneNumberId}/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messaging_product: 'whatsapp', to: to.slice(1), type: 'text', text: { body: 'sin versión' } }) });
+    const uploaded = await call(`${t.phoneNumberId}/media`, { method: 'POST', body: form });
+    const templates = await call(`${wabaId}/message_templates?name=hello_world`);
+    const foreign = await call('100000000000999/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ messaging_product: 'whatsapp', to: to.slice(1), type: 'text', text: { body: 'x' } }) });
+
+    // Assess
+    expect(sent.status).toBe(200);
+    expect(await sent.json()).toMatchObject({ messaging_product: 'whatsapp', messages: [{ id: expect.stringMatching(/^wamid\./) }] });
+    expect((await m.sent(to)).at(-1)).toMatchObject({ type: 'text', text: { body: 'sin versión' } });
+    expect(uploaded.status).toBe(200);
+    expect(((await templates.json()) as { data: { name: string }[] }).data.map((x) => x.name)).toEqual(['hello_world']);
+    expect(foreign.status).toBe(404);
+    expect(((await foreign.json()) as { error: { code: number } }).error.code).toBe(100);
+  }, 60_000);
+
   it("surfaces the service's refusals as the Graph errors the SDK knows", async () => {
     const { t, sdk, to } = await chat();
     // A method the path does not take: 405 with Allow, in the Graph API's error shape.

@@ -134,7 +134,9 @@ async function probe(route: Route, seed: Seed, mutations: Mutation[], target: 'b
     serverErrors.push(what);
     return `${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
   }
-  if (res.status >= 400 && res.status !== 413 && typeof res.body?.error !== 'string') return `${what}: ${res.status} without an error code`;
+  // The contract's `{ error: code, message }`, or on a Cloud API route the Graph API's `{ error: { message, code, ... } }`.
+  const graph = /^\/\{(version|id)\}\//.test(route.path) && typeof res.body?.error?.code === 'number';
+  if (res.status >= 400 && res.status !== 413 && typeof res.body?.error !== 'string' && !graph) return `${what}: ${res.status} without an error code`;
   if (res.status >= 300 && sent > 0) return `${what}: refused with ${res.status} yet ${sent} message(s) went upstream`;
   if (oversizedSent) return `${what}: an oversized value was sent upstream (${res.status})`;
   return undefined;
