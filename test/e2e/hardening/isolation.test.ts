@@ -114,6 +114,10 @@ const probes: Record<string, Probe[]> = {
   'GET /{version}/{id}': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}`, want: () => graphNotFound }],
   'DELETE /{version}/{id}': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}`, want: () => graphNotFound }],
   'GET /{version}/{id}/message_templates': [{ kind: 'foreign', path: () => `/v23.0/${a.phoneNumberId}/message_templates`, want: () => graphNotFound }],
+  // The same without a version (Graph's default version).
+  'POST /{id}/messages': [{ kind: 'foreign', path: () => `/${a.phoneNumberId}/messages`, body: () => ({ messaging_product: 'whatsapp', to: customer, type: 'text', text: { body: 'hola' } }), want: () => graphNotFound }],
+  'POST /{id}/media': [{ kind: 'foreign', path: () => `/${a.phoneNumberId}/media`, body: () => ({ messaging_product: 'whatsapp' }), want: () => ({ status: 400, body: { error: expect.objectContaining({ code: 100, type: 'OAuthException', message: '(#100) Media upload requires multipart/form-data' }) } }) }],
+  'GET /{id}/message_templates': [{ kind: 'foreign', path: () => `/${a.phoneNumberId}/message_templates`, want: () => graphNotFound }],
   'GET /openapi.json': [{ kind: 'public', path: () => '/openapi.json', want: () => ok200({ openapi: '3.1.0' }) }],
   'GET /docs': [{ kind: 'public', path: () => '/docs', want: () => ({ status: 200, body: expect.stringContaining('<!doctype html>') }) }],
   // A link is a pre-signed URL of the media bucket; anything else is no file.
