@@ -1,6 +1,7 @@
 /** The media, location, reaction and contact-card objects of a send request (see RULES.md for whose rule is whose). */
 import * as v from 'valibot';
 import { exactlyOne, httpUrl, identifier, maxStr, nonEmpty, object } from './fields.ts';
+import { outsideJsonBounds } from '#shared/lang/json-bounds.ts';
 
 export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
@@ -80,4 +81,21 @@ const contactCard = v.looseObject({
   birthday: v.optional(v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/, 'birthday must be YYYY-MM-DD'))),
 });
 
-export const contacts = v.pipe(v.array(contactCard, 'contacts must be an array of contact cards'), v.minLength(1, 'contacts needs at least one contact card'));
+/** A string that holds JSON within the bounds of a request body, decoded; anything else as it is (and checked so). */
+const decodedJson = (x: unknown): unknown => {
+  if (typeof x !== 'string') return x;
+  try {
+    const decoded: unknown = JSON.parse(x);
+    return outsideJsonBounds(decoded) ? x : decoded;
+  } catch {
+    return x;
+  }
+};
+
+const contactCards = v.pipe(v.array(contactCard, 'contacts must be an array of contact cards'), v.minLength(1, 'contacts needs at least one contact card'));
+
+/**
+ * The cards, also given as a JSON string of them: Graph decodes a parameter sent JSON-encoded, and whatsapp-api-js
+ * sends the cards so. They go upstream as the array.
+ */
+export const contacts = v.pipe(v.unknown(), v.transform(decodedJson), contactCards);

@@ -103,6 +103,20 @@ describe('POST /{version}/{id}/messages', () => {
     expect((await h.sent(to)).at(-1).template.components).toEqual(template.components);
   });
 
+  it('takes contact cards given as a JSON string (Graph decodes it; whatsapp-api-js sends them so) and sends them as the array', async () => {
+    const { t, to } = await h.openChat();
+    const cards = [{ name: { formatted_name: 'Ana Pérez', first_name: 'Ana' }, phones: [{ phone: '+5215512345678', type: 'CELL' }] }];
+
+    const res = await post(t, { messaging_product: 'whatsapp', to: to.slice(1), type: 'contacts', contacts: JSON.stringify(cards) });
+    const notJson = await post(t, { messaging_product: 'whatsapp', to: to.slice(1), type: 'contacts', contacts: '[{name' });
+    const tooDeep = await post(t, { messaging_product: 'whatsapp', to: to.slice(1), type: 'contacts', contacts: `[{"name":{"formatted_name":"A"},"org":${'['.repeat(10_000)}${']'.repeat(10_000)}}]` });
+
+    expect(res.status).toBe(200);
+    expect((await h.sent(to)).at(-1).contacts).toEqual(cards);
+    expect([notJson.status, tooDeep.status]).toEqual([400, 400]);
+    expect(notJson.body).toEqual(graphError(100));
+  });
+
   it('marks a customer message read with the Cloud API body', async () => {
     const { t, wamid } = await h.openChat();
     const res = await post(t, { messaging_product: 'whatsapp', status: 'read', message_id: wamid });
