@@ -6,6 +6,7 @@
  * The environment is set before any service module is imported, because shared/config.ts reads it once. It is
  * the environment a deployed function gets, with local endpoints: service code takes no local branch.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { LocalQueues } from './queues.ts';
 import type { BedrockRuntimeStandIn } from './aws/bedrock-runtime.ts';
 import { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX, SANDBOX_APP_SECRET, SANDBOX_TOKEN, SANDBOX_VERIFY_TOKEN } from './sandbox/credentials.ts';
@@ -52,10 +53,15 @@ export interface LocalStack {
 }
 
 
+/** How long one part of the stack may take to stop before the next one is stopped anyway. */
+const STOP_STEP_MS = 3000;
+
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
-    for (const s of stops.reverse()) await s().catch(() => undefined);
+    // In reverse order of starting. A part that hangs (a server waiting on a connection) does not keep the rest running:
+    // DynamoDB Local's JVM above all, a child process that would outlive this one and keep its port.
+    for (const s of [...stops].reverse()) await Promise.race([s().catch(() => undefined), sleep(STOP_STEP_MS, undefined, { ref: false })]);
   };
   try {
     // The sandbox first: service modules read UPSTREAM_BASE_URL once, whenever the first of them loads. It listens
