@@ -69,6 +69,9 @@ const multipartParser = onFirstUse(async (): Promise<MiddlewareObj<any>> => {
   const { default: parser } = await import('@middy/http-multipart-body-parser');
   return parser({
     disableContentTypeError: false,
+    // Its own check takes `boundary=` only as `; boundary=[A-Za-z0-9-]+`: a quoted one (.NET's HttpClient) or one with
+    // the other characters RFC 2046 allows was refused. busboy reads any; multipartBody checks the type itself.
+    disableContentTypeCheck: true,
     charset: 'utf-8',
     busboy: {
       // No file size limit here: the body is in memory already, and the handler's per-type check answers a file
@@ -82,15 +85,42 @@ const multipartParser = onFirstUse(async (): Promise<MiddlewareObj<any>> => {
 
 const isFilePart = (x: unknown) => typeof x === 'object' && x !== null && Buffer.isBuffer((x as { content?: unknown }).content);
 
+/** The boundary a multipart Content-Type names, quoted or not (RFC 2046), as sent (it is case-sensitive). */
+const boundaryOf = (event: APIGatewayProxyEventV2): string | undefined => {
+  const m = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(event.headers?.['content-type'] ?? '');
+  return m ? (m[1] ?? m[2]) : undefined;
+};
+
+/**
+ * Whether the form ends: its closing delimiter is there, on a line of its own. A form cut off inside a part makes
+ * busboy emit an error on the part's stream, which the parser does not listen to: the process died (an uncaught
+ * exception).
+ */
+const formIsComplete = (event: APIGatewayProxyEventV2): boolean => {
+  const boundary = boundaryOf(event);
+  const raw = rawBytes(event);
+  return boundary !== undefined && raw !== undefined && (raw.includes(`\r\n--${boundary}--`) || raw.indexOf(`--${boundary}--`) === 0);
+};
+
+/** The whole form is in memory: busboy parses it at once, and one it never finishes (a part header without its blank line) is malformed. */
+const PARSE_TIMEOUT_MS = 2000;
+
 export const multipartBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
     const type = contentType(request.event);
     if (!type.startsWith('multipart/form-data')) {
       throw validationError({ file: ['Send the file as multipart/form-data with fields "file" and "type"'] }, 'Media upload requires multipart/form-data');
     }
+    if (!formIsComplete(request.event)) {
+      throw validationError({ _body: ['the form has no boundary, or ends before its closing delimiter'] }, 'The multipart form could not be parsed');
+    }
     const parser = await multipartParser();
     try {
-      await (parser.before as any)(request);
+      let timer: NodeJS.Timeout | undefined;
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the form never ends (a part header without the blank line after it?)')), PARSE_TIMEOUT_MS);
+      });
+      await Promise.race([(parser.before as any)(request), stalled]).finally(() => clearTimeout(timer));
     } catch (err) {
       throw validationError({ _body: [(err as Error).message || 'Malformed multipart body'] }, 'The multipart form could not be parsed');
     }

@@ -148,6 +148,46 @@ describe('POST /media/v1', () => {
     expect(Buffer.compare(harness.sandbox.state.media.get(res.body.media_id).bytes, jpeg)).toBe(0);
   });
 
+  it('answers 400 for a form cut off inside its file part (the parser\'s stream error killed the process) or one that never ends', async () => {
+    // Prepare: a file part with no closing delimiter after it.
+    const body = Buffer.concat([
+      Buffer.from('--zz\r\nContent-Disposition: form-data; name="type"\r\n\r\nimage\r\n'),
+      Buffer.from('--zz\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n'),
+      (await smallPng()).subarray(0, 20),
+    ]);
+    const fileThenDelimiterInside = Buffer.concat([body, Buffer.from('--zz--')]);
+    const headerWithoutBlankLine = Buffer.from('--zz\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n--zz--\r\n');
+    // Act
+    const cut = await invokeRaw('POST /media/v1', tenant.apiKey, body, 'multipart/form-data; boundary=zz');
+    const noBoundary = await invokeRaw('POST /media/v1', tenant.apiKey, body, 'multipart/form-data');
+    const inside = await invokeRaw('POST /media/v1', tenant.apiKey, fileThenDelimiterInside, 'multipart/form-data; boundary=zz');
+    const stalled = await invokeRaw('POST /media/v1', tenant.apiKey, headerWithoutBlankLine, 'multipart/form-data; boundary=zz');
+    // Assess
+    expect([cut.status, noBoundary.status, inside.status, stalled.status]).toEqual([400, 400, 400, 400]);
+    expect(cut.body).toMatchObject({ error: 'validation_error', message: 'The multipart form could not be parsed' });
+  });
+
+  it.each([
+    ['a quoted boundary', (b: string) => `multipart/form-data; boundary="${b}"`],
+    ['no space before the boundary', (b: string) => `multipart/form-data;boundary=${b}`],
+    ['a charset before the boundary', (b: string) => `multipart/form-data; charset=utf-8; boundary=${b}`],
+  ])('takes a form whose Content-Type has %s (RFC 2046 boundary characters too)', async (_name, contentType) => {
+    // Prepare
+    const jpeg = await smallJpeg();
+    const boundary = '----_Part_0_12345.67890';
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="type"\r\n\r\nimage\r\n`),
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\nContent-Type: image/jpeg\r\n\r\n`),
+      jpeg,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    // Act
+    const res = await invokeRaw('POST /media/v1', tenant.apiKey, body, contentType(boundary));
+    // Assess
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ mime_type: 'image/jpeg', file_size: jpeg.length, type: 'image' });
+  });
+
   it('answers a clear 400 for a business without a messaging account', async () => {
     // Prepare: a business item without a phone number id.
     const { db, table } = await import('#shared/store/client.ts');
