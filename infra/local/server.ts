@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { routes, type Route } from '#shared/routes.ts';
@@ -47,7 +48,9 @@ export const loadHandler = (module: string): Promise<Handler> => {
  */
 export const requestPath = (req: IncomingMessage): string => {
   const target = req.url ?? '/';
-  return target.startsWith('/') ? target.split(/[?#]/)[0] : new URL(target).pathname;
+  if (target.startsWith('/')) return target.split(/[?#]/)[0];
+  // The absolute form (`http://host/path`); anything else (`OPTIONS *`) names no route.
+  return URL.canParse(target) ? new URL(target).pathname : target;
 };
 
 const isTextual = (contentType: string) =>
@@ -56,15 +59,18 @@ const isTextual = (contentType: string) =>
 export function toEvent(req: IncomingMessage, body: Buffer, match: Match): APIGatewayProxyEventV2 {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const path = requestPath(req);
+  // Every value of a repeated header, joined with commas as API Gateway joins them (Node keeps only the first of some,
+  // such as Authorization: a second, different key went unseen).
   const headers: Record<string, string> = {};
-  for (const [k, val] of Object.entries(req.headers)) {
-    if (val === undefined) continue;
-    headers[k.toLowerCase()] = Array.isArray(val) ? val.join(',') : val;
+  for (const [k, values] of Object.entries(req.headersDistinct)) {
+    if (values !== undefined) headers[k.toLowerCase()] = values.join(',');
   }
   const query: Record<string, string> = {};
   for (const [k, val] of url.searchParams) query[k] = k in query ? `${query[k]},${val}` : val;
   const contentType = (headers['content-type'] ?? '').toLowerCase();
-  const textual = isTextual(contentType);
+  // A textual body that is not UTF-8 reaches the handler as its bytes (base64), never decoded with replacement
+  // characters: a signature over it still verifies, and a JSON route can tell it is not UTF-8.
+  const textual = isTextual(contentType) && isUtf8(body);
   const now = new Date();
   const routeKey = `${match.route.method} ${match.route.path}`;
   return {
@@ -153,8 +159,12 @@ export async function startApiServer(port: number, host = '127.0.0.1', invoke?: 
     const body = JSON.stringify(tooLarge
       ? { error: 'request_too_large', message: 'The request line and headers are limited to 16 KB' }
       : { error: 'bad_request', message: 'The request is not valid HTTP' });
-    socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    const reply = () => socket.end(`HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\ncontent-type: application/json; charset=utf-8\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    // A request pipelined after one still being answered: that answer goes first (its write may have happened).
+    const inFlight = (socket as unknown as { _httpMessage?: ServerResponse })._httpMessage;
+    if (inFlight && !inFlight.writableFinished) inFlight.once('finish', reply);
+    else reply();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -120,6 +120,39 @@ describe('local stack', () => {
     expect(await res.json()).toEqual({ error: 'request_too_large', message: expect.any(String) });
   });
 
+  it('speaks HTTP at the edges: a pipelined bad request after a good one, OPTIONS *, a repeated Authorization, a body that is not UTF-8', async () => {
+    // Prepare
+    const { connect } = await import('node:net');
+    const { hostname, port } = new URL(stack.url);
+    const key = stack.demo!.apiKey;
+    /** Writes raw bytes on one connection and answers everything the server sends back until it closes. */
+    const raw = (bytes: Buffer | string) => new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(bytes));
+      let out = '';
+      socket.on('data', (c) => (out += c.toString('latin1')));
+      socket.on('end', () => resolve(out));
+      socket.on('error', reject);
+    });
+    const contact = JSON.stringify({ phone_number: '+5215512340077', name: 'Pipelined' });
+
+    // Act
+    const pipelined = await raw(`POST /contacts/v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(contact)}\r\n\r\n${contact}GARBAGE / HTTP/1.1\r\n\r\n`);
+    const star = await raw('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const twoKeys = await raw(`GET /team/v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nAuthorization: Bearer wak_${'x'.repeat(40)}\r\nConnection: close\r\n\r\n`);
+    const latin1 = Buffer.concat([Buffer.from('{"phone_number":"+5215512340078","name":"Jos'), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const notUtf8 = await raw(Buffer.concat([Buffer.from(`POST /contacts/v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json; charset=iso-8859-1\r\nContent-Length: ${latin1.length}\r\nConnection: close\r\n\r\n`), latin1]));
+    const bom = await fetch(`${stack.url}/contacts/v1`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: `\uFEFF${JSON.stringify({ phone_number: '+5215512340079' })}` });
+
+    // Assess
+    expect({
+      pipelined: pipelined.match(/^HTTP\/1\.1 \d+/gm),
+      star: star.match(/^HTTP\/1\.1 \d+/)?.[0],
+      twoKeys: twoKeys.match(/^HTTP\/1\.1 \d+/)?.[0],
+      notUtf8: /^HTTP\/1\.1 400 [\s\S]*"invalid_json"[\s\S]*not UTF-8/.test(notUtf8),
+      bom: bom.status,
+    }).toEqual({ pipelined: ['HTTP/1.1 201', 'HTTP/1.1 400'], star: 'HTTP/1.1 404', twoKeys: 'HTTP/1.1 401', notUtf8: true, bom: 201 });
+  });
+
   it('serves an OpenAPI 3.1 document listing every route of the route table', async () => {
     const res = await get('/openapi.json');
     expect(res.status).toBe(200);

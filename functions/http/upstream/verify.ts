@@ -20,6 +20,7 @@ export const { handler, spec } = publicEndpoint(
     if (q['hub.mode'] !== 'subscribe' || !q['hub.challenge']) throw fail();
     const given = String(q['hub.verify_token'] ?? '');
     if (!(await withRotation(({ verifyToken }) => sameSecret(given, verifyToken))).ok) throw fail();
-    return { statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: String(q['hub.challenge']) };
+    // The challenge is echoed as sent (Meta's is a number), as plain text that no browser may sniff into HTML.
+    return { statusCode: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }, body: String(q['hub.challenge']) };
   },
 );

@@ -5,6 +5,7 @@
  * 400 `validation_error` for JSON or a broken form. The multipart parser is loaded on the first multipart request
  * (see shared/lang/on-first-use.ts): only the upload functions run it.
  */
+import { isUtf8 } from 'node:buffer';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { onFirstUse } from '#shared/lang/on-first-use.ts';
@@ -40,9 +41,14 @@ export const jsonBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
 });
 
 function parseJson(raw: Buffer, event: APIGatewayProxyEventV2): unknown {
+  const encoding = event.headers?.['content-encoding'];
+  if (encoding && encoding.toLowerCase() !== 'identity') throw invalidJson(`Content-Encoding ${encoding} is not supported: send the JSON uncompressed`);
+  // Decoded, bytes that are not UTF-8 would be stored as replacement characters.
+  if (!isUtf8(raw)) throw invalidJson('The body is not UTF-8: JSON is sent in UTF-8');
   let parsed: unknown;
   try {
-    parsed = JSON.parse(raw.toString('utf8'));
+    // A leading byte order mark is not JSON; RFC 8259 lets a parser ignore it.
+    parsed = JSON.parse(raw.toString('utf8').replace(/^\uFEFF/, ''));
   } catch {
     const type = contentType(event).split(';')[0];
     throw invalidJson(type && !type.includes('json') ? `The body is not JSON (sent as ${type}); send JSON with Content-Type application/json` : undefined);

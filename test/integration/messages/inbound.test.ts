@@ -23,6 +23,7 @@ describe('GET /webhooks/upstream', () => {
     expect(ok.status).toBe(200);
     expect(ok.body).toBe(1158201444);
     expect(ok.headers['content-type']).toMatch(/text\/plain/);
+    expect(ok.headers['x-content-type-options']).toBe('nosniff');
     const bad = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': 'wrong', 'hub.challenge': '1' } });
     expect(bad.status).toBe(403);
   });
