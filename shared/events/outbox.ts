@@ -4,7 +4,7 @@
  * After the commit the event is handed to the `events` queue for fan-out to webhook subscriptions;
  * the fan-out worker removes the outbox item, and a sweep re-publishes any item left behind.
  */
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from 'uuidv7';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -25,9 +25,15 @@ export interface DomainEvent {
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
+/**
+ * An event of now. Its id is a UUIDv7 that increases within the process (the `uuidv7` package keeps a counter within a
+ * millisecond), and the outbox orders by time then id: events made in one millisecond, the several of one commit
+ * above all (`conversation.created` then `conversation.assigned`), keep the order they were made in. Random ids
+ * let them swap.
+ */
 export const newEvent = (businessId: string, event: EventName, data: Record<string, unknown>): DomainEvent => {
   const createdAt = new Date().toISOString();
-  return { id: randomUUID(), businessId, event, data, createdAt };
+  return { id: uuidv7(), businessId, event, data, createdAt };
 };
 
 export const outboxPut = (e: DomainEvent): TransactItem => ({

@@ -1,4 +1,5 @@
-import { orderingKey } from '#shared/events/ordering.ts';
+import { eventSk, orderingKey } from '#shared/events/ordering.ts';
+import { newEvent } from '#shared/events/outbox.ts';
 import { deliveryId, subscribes } from '#shared/webhooks/fanout.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import type { Subscription } from '#shared/webhooks/model.ts';
@@ -19,6 +20,20 @@ describe('ordering keys', () => {
     expect(orderingKey({ event: 'funnel_stages.reordered', data: {} })).toBe('funnel');
     expect(orderingKey({ event: 'broadcast.sent', data: { broadcast_id: 'b' } })).toBe('broadcast:b');
     expect(orderingKey({ event: 'message.received', data: { messages: [] } })).toBeUndefined();
+  });
+});
+
+describe('commit order', () => {
+  it('sorts the events of one millisecond (the several of one commit) in the order they were made', () => {
+    // Prepare: 2,000 events in a tight loop, so that many share a millisecond.
+    const made = Array.from({ length: 2000 }, (_, i) => newEvent('b1', i % 2 ? 'conversation.assigned' : 'conversation.created', { conversation_id: 'v', n: i }));
+
+    // Act
+    const sorted = [...made].sort((a, b) => (eventSk(a) < eventSk(b) ? -1 : 1));
+
+    // Assess
+    expect(new Set(made.map((e) => e.createdAt)).size).toBeLessThan(made.length);
+    expect(sorted.map((e) => e.data.n)).toEqual(made.map((e) => e.data.n));
   });
 });
 
