@@ -215,7 +215,11 @@ export function conversationTouch(current: Conversation, touch: ConversationTouc
     sets.push('aiPausedUntil = :pause');
     values[':pause'] = touch.aiPausedUntil;
   }
-  return touchUpdate(current.businessId, current.id, touch, sets, values, 'attribute_exists(pk)');
+  if (touch.direction !== 'inbound') return touchUpdate(current.businessId, current.id, touch, sets, values, 'attribute_exists(pk)');
+  // A customer's message goes into a conversation that is still open: one closed since it was read fails this
+  // condition, and the message opens the next conversation (shared/messages/inbound.ts).
+  values[':open'] = 'open';
+  return touchUpdate(current.businessId, current.id, touch, sets, values, 'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open)', { '#status': 'status' });
 }
 
 /**
@@ -249,6 +253,7 @@ export function unreadOutboundTouch(
 /** The update item of a touch, read or unread; a send that turns the AI off does so the same way in both. */
 function touchUpdate(
   businessId: string, conversationId: string, touch: { aiDisable?: boolean }, sets: string[], values: Record<string, unknown>, condition: string,
+  names?: Record<string, string>,
 ): TransactItem {
   if (touch.aiDisable) {
     sets.push('aiEnabled = :false');
@@ -261,6 +266,7 @@ function touchUpdate(
       UpdateExpression: `SET ${sets.join(', ')}`,
       ConditionExpression: condition,
       ExpressionAttributeValues: values,
+      ...(names ? { ExpressionAttributeNames: names } : {}),
     },
   };
 }

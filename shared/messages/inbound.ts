@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { newEvent } from '#shared/events/outbox.ts';
 import { commitWithRetry } from './transact.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { type CustomerIdentity, findOrCreateContact, recordContactActivity } from '#shared/contacts/repository.ts';
 import { conversationTouch, findOrCreateConversation } from '#shared/conversations/repository.ts';
@@ -40,6 +41,11 @@ function senderOf(value: Record<string, any>, message: Record<string, any>) {
   return { phone: phone || undefined, userId, name: typeof name === 'string' && name ? name : undefined, entry };
 }
 
+/** The conversation touch's place in an inbound message's transaction (its condition: the conversation is open). */
+const CONVERSATION_TOUCH = 3;
+/** A conversation closed at the moment a message arrives is followed by a new one: more closes than that in a row are a fault. */
+const MAX_CONVERSATION_TRIES = 3;
+
 export async function recordInbound(businessId: string, value: Record<string, any>, message: Record<string, any>): Promise<InboundOutcome> {
   const wamid = String(message.id ?? '');
   const sender = senderOf(value, message);
@@ -52,28 +58,8 @@ export async function recordInbound(businessId: string, value: Record<string, an
 
   const who: CustomerIdentity = sender.phone ? { phone: `+${sender.phone}` } : { userId: sender.userId! };
   const { contact } = await findOrCreateContact(businessId, who, { origin: 'inbound', ...(sender.name ? { name: sender.name } : {}) });
-  const { conversation } = await findOrCreateConversation(businessId, contact);
-
   const at = webhookTime(message.timestamp);
-  const now = new Date().toISOString();
   const type = String(message.type ?? 'unknown');
-  const stored: Message = {
-    id: randomUUID(),
-    businessId,
-    conversationId: conversation.id,
-    contactId: contact.id,
-    direction: 'inbound',
-    messageType: type,
-    status: 'received',
-    wamid,
-    phoneNumber: contact.phone_number,
-    waId: sender.phone ?? null,
-    content: message[type] ?? null,
-    payload: message,
-    createdAt: at,
-    updatedAt: now,
-    receivedAt: at,
-  };
   const upstreamFormat = {
     messaging_product: value.messaging_product ?? 'whatsapp',
     metadata: value.metadata,
@@ -81,27 +67,49 @@ export async function recordInbound(businessId: string, value: Record<string, an
     ...(sender.entry ? { contacts: [sender.entry] } : {}),
     messages: [message],
   };
-  try {
-    await commitWithRetry(
-      [
-        wamidPut(wamid, businessId, stored.id),
-        messagePut(stored),
-        messageOwnerPut(stored),
-        conversationTouch(conversation, { at, direction: 'inbound' }),
-        // The reply to this customer finds its contact and conversation in one read (a customer without a number
-        // cannot be written to by number).
-        ...(contact.phone_number ? [routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id })] : []),
-      ],
-      [newEvent(businessId, 'message.received', { ...upstreamFormat, message_id: stored.id, conversation_id: conversation.id, contact_id: contact.id })],
-    );
-  } catch (err) {
-    // The wamid pointer already exists: a concurrent or repeated delivery of the same message.
-    if ((err as Error)?.name === 'TransactionCanceledException' && (await findByWamid(businessId, wamid))) return { stored: false };
-    throw err;
+  for (let attempt = 1; ; attempt++) {
+    const { conversation } = await findOrCreateConversation(businessId, contact);
+    const stored: Message = {
+      id: randomUUID(),
+      businessId,
+      conversationId: conversation.id,
+      contactId: contact.id,
+      direction: 'inbound',
+      messageType: type,
+      status: 'received',
+      wamid,
+      phoneNumber: contact.phone_number,
+      waId: sender.phone ?? null,
+      content: message[type] ?? null,
+      payload: message,
+      createdAt: at,
+      updatedAt: new Date().toISOString(),
+      receivedAt: at,
+    };
+    try {
+      await commitWithRetry(
+        [
+          wamidPut(wamid, businessId, stored.id),
+          messagePut(stored),
+          messageOwnerPut(stored),
+          conversationTouch(conversation, { at, direction: 'inbound' }),
+          // The reply to this customer finds its contact and conversation in one read (a customer without a number
+          // cannot be written to by number).
+          ...(contact.phone_number ? [routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id })] : []),
+        ],
+        [newEvent(businessId, 'message.received', { ...upstreamFormat, message_id: stored.id, conversation_id: conversation.id, contact_id: contact.id })],
+      );
+    } catch (err) {
+      // The wamid pointer already exists: a concurrent or repeated delivery of the same message.
+      if ((err as Error)?.name === 'TransactionCanceledException' && (await findByWamid(businessId, wamid))) return { stored: false };
+      // The conversation was closed after it was read: the message opens the next one.
+      if (attempt < MAX_CONVERSATION_TRIES && cancellationCodes(err)?.[CONVERSATION_TOUCH] === 'ConditionalCheckFailed') continue;
+      throw err;
+    }
+    await recordContactActivity(businessId, contact.id, at).catch((err) => logger.warn('contact activity not recorded', { error: err as Error }));
+    if (isCustomerTurn(message, at)) await askAi(stored);
+    return { stored: true, messageId: stored.id, conversationId: conversation.id };
   }
-  await recordContactActivity(businessId, contact.id, at).catch((err) => logger.warn('contact activity not recorded', { error: err as Error }));
-  if (isCustomerTurn(message, at)) await askAi(stored);
-  return { stored: true, messageId: stored.id, conversationId: conversation.id };
 }
 
 /** A failed send fails this upstream-events record, which the queue delivers again: see askAiAgain. */

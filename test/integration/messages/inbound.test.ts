@@ -80,6 +80,27 @@ describe('incoming messages', () => {
     if (contact.status === 200) expect(JSON.stringify(contact.body)).toContain(from);
   });
 
+  it('puts a message that races the close of its conversation into the next one, never into the closed one', async () => {
+    const wrong: string[] = [];
+    for (let round = 0; round < 8; round++) {
+      // Prepare: an open conversation, and eight more messages of the customer waiting in the queue.
+      const { t, to } = await h.openChat();
+      const [open] = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
+      for (let i = 0; i < 8; i++) await h.inbound(t.phoneNumberId, to, { text: `m${i}` });
+
+      // Act: the messages are stored while the conversation is closed.
+      const [, closed] = await Promise.all([h.drain(), h.invoke('POST /conversations/v1/{id}/close', { apiKey: t.apiKey, params: { id: open.id } })]);
+
+      // Assess: nothing touched the conversation after its close, and no message was lost.
+      const after = (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: open.id } })).body.conversation;
+      const all = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
+      let messages = 0;
+      for (const c of all) messages += (await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: c.id } })).body.messages.length;
+      if (closed.status !== 200 || after.updatedAt !== after.closedAt || messages !== 9) wrong.push(`round ${round}: close ${closed.status}, closed ${after.closedAt}, updated ${after.updatedAt}, ${messages} messages`);
+    }
+    expect(wrong).toEqual([]);
+  }, 60_000);
+
   it('finds a conversation and a message by their ids in upper case too, as contacts are found', async () => {
     const { t } = await h.openChat();
     const [conversation] = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
