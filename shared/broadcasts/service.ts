@@ -54,9 +54,11 @@ async function checkTemplate(businessId: string, template: TemplateRequest): Pro
 }
 
 function audienceOf(input: CreateBroadcastInput): { segmentId?: string; contactIds?: string[] } {
+  // Exactly one of the four places: a second one would be silently ignored.
+  const given = [input.segment_id, input.contact_ids, input.audience?.segment_id, input.audience?.contact_ids].filter((x) => x !== undefined);
   const segmentId = input.segment_id ?? input.audience?.segment_id;
   const contactIds = input.contact_ids ?? input.audience?.contact_ids;
-  if ((segmentId === undefined) === (contactIds === undefined)) {
+  if (given.length !== 1) {
     throw validationError({ audience: ['give exactly one audience: segment_id or contact_ids'] }, 'A broadcast needs exactly one audience: segment_id or contact_ids');
   }
   return segmentId ? { segmentId } : { contactIds: [...new Set(contactIds)] };

@@ -39,6 +39,8 @@ export const updateBody = v.object({
   events: v.optional(events),
   /** false pauses deliveries; true re-enables a subscription disabled by the service or by hand. */
   enabled: v.optional(v.boolean('must be a boolean')),
+  /** Not settable: a client that sends one would believe its receivers now verify with it. */
+  secret: v.optional(v.never('cannot be set: POST /user-webhooks/{id}/regenerate-secret issues a new one')),
 });
 
 export const deliveryParams = v.object({ id: uuid(), deliveryId: uuid() });

@@ -111,6 +111,7 @@ describe('POST /broadcasts/v1', () => {
     ['both template forms', { name: 'x', templateName: 'a', template: { name: 'a', language: { code: 'es_MX' } }, contact_ids: [randomUUID()] }, 'templateName'],
     ['no audience', { name: 'x', ...template }, 'audience'],
     ['two audiences', { name: 'x', ...template, contact_ids: [randomUUID()], segment_id: randomUUID() }, 'audience'],
+    ['the same audience twice, at the top and in audience', { name: 'x', ...template, contact_ids: [randomUUID()], audience: { contact_ids: [randomUUID()] } }, 'audience'],
     ['an unknown segment', { name: 'x', ...template, segment_id: randomUUID() }, 'segment_id'],
     ['contact ids that are not UUIDs', { name: 'x', ...template, contact_ids: ['nope'] }, 'contact_ids.0'],
     ['an empty contact list', { name: 'x', ...template, contact_ids: [] }, 'contact_ids'],

@@ -78,6 +78,11 @@ describe('webhook subscriptions', () => {
     expect(again.body.data).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null });
     const bad = await invoke('PATCH /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: s.id }, body: { events: ['bogus'] } });
     expect(bad.status).toBe(400);
+    // A secret is issued, never set: a PATCH that names one is refused rather than silently ignored.
+    const secret = await invoke('PATCH /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: s.id }, body: { secret: 'mine', name: 'x' } });
+    expect(secret.status).toBe(400);
+    expect(secret.body.details).toEqual({ secret: [expect.stringContaining('regenerate-secret')] });
+    expect((await invoke('GET /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: s.id } })).body.data.name).toBe('Renamed');
   });
 
   it('regenerates the secret and shows the new one once', async () => {
