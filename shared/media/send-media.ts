@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import { ApiError } from '#shared/http/errors.ts';
 import { extensionOf, MEDIA_RULES, MIME, type MediaType } from './formats.ts';
-import { formatBytes, mediaTooLarge } from './errors.ts';
+import { formatBytes, mediaTooLarge, unsupportedFormat } from './errors.ts';
 import { checkMediaId } from './media-id.ts';
 import { captionable, upstreamObject, type MediaObject, type UpstreamMediaObject } from './upstream-object.ts';
 
@@ -80,6 +80,11 @@ export async function planMediaSend(businessId: string, req: MediaSendRequest): 
   const wantsVoice = type === 'audio' && media.voice === true;
   if (media.id !== undefined) {
     const check = await checkMediaId(businessId, media.id);
+    // An upload of another kind (a video id sent as an image, a JPEG as a sticker) is refused here, as the upstream
+    // would refuse it after the send; a document takes any file the service converted to one.
+    if (check.known && type !== 'document' && !MEDIA_RULES[type].mimeTypes.includes(check.record.mimeType)) {
+      throw unsupportedFormat(type, check.record.mimeType, `Media id ${media.id} is ${check.record.mimeType}, uploaded as ${check.record.type}`);
+    }
     if (wantsVoice && check.known && check.record.mimeType !== MIME.opus) return job('voice');
     return ready({ type, media: upstreamObject(type, media), action: 'as_is' });
   }

@@ -225,6 +225,22 @@ describe('media sends: proxy, voice notes, ids, unsafe links', () => {
     await expect(attempt).rejects.toMatchObject({ status: 400, body: { error: 'media_expired', message: expect.stringContaining('expired') } });
   });
 
+  it('refuses an uploaded media id of another kind (a video as an image, a PNG as a sticker) with 400 unsupported_media_type; a document takes it', async () => {
+    // Prepare
+    const { storeMedia } = await import('#shared/media/upload-service.ts');
+    const video = await storeMedia(tenant.businessId, tenant.phoneNumberId, { type: 'video', bytes: await smallMp4(), mimeType: 'video/mp4' });
+    const png = await storeMedia(tenant.businessId, tenant.phoneNumberId, { type: 'image', bytes: await smallPng(), mimeType: 'image/png' });
+    // Act
+    const refused = (type: 'image' | 'sticker', id: string) => prepare({ type, media: { id } }).then(() => 'prepared', (err: unknown) => err);
+    const videoAsImage = await refused('image', video.media_id);
+    const pngAsSticker = await refused('sticker', png.media_id);
+    const asDocument = await prepare({ type: 'document', media: { id: png.media_id, filename: 'p.png' } });
+    // Assess
+    expect(videoAsImage).toMatchObject({ status: 400, body: { error: 'unsupported_media_type', message: expect.stringContaining('video/mp4') } });
+    expect(pngAsSticker).toMatchObject({ status: 400, body: { error: 'unsupported_media_type', allowed_mime_types: ['image/webp'] } });
+    expect(asDocument.prepared.action).toBe('as_is');
+  });
+
   it.each([
     ['the metadata address', 'http://169.254.169.254/latest/meta-data/iam'],
     ['a non-http scheme', 'file:///etc/passwd'],
