@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { routes, type Route } from '#shared/routes.ts';
+import { isCloudApiRoute } from '#shared/openapi/cloud-api.ts';
 import type { TestTenant } from '../../support/api.ts';
 
 // The fuzzer must meet validation, not the rate limiter: its key gets room (set before config is first read).
@@ -64,7 +65,7 @@ const request = (route: Route) =>
 
 /** The contract's `{ error: code, message }`, or on a Cloud API route the Graph API's `{ error: { message, code, ... } }`. */
 const hasErrorShape = (route: Route, body: any) =>
-  typeof body?.error === 'string' || (/^\/\{(version|id)\}\//.test(route.path) && typeof body?.error?.message === 'string' && typeof body?.error?.code === 'number');
+  typeof body?.error === 'string' || (isCloudApiRoute(`${route.method} ${route.path}`) && typeof body?.error?.message === 'string' && typeof body?.error?.code === 'number');
 
 let tried = 0;
 let serverErrors = 0;

@@ -12,6 +12,7 @@
  */
 import fc from 'fast-check';
 import { routes, type Route } from '#shared/routes.ts';
+import { isCloudApiRoute } from '#shared/openapi/cloud-api.ts';
 import type { TestTenant } from '../../support/api.ts';
 import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 import { seedsFor, type Seed } from './hostile-seeds.ts';
@@ -135,7 +136,7 @@ async function probe(route: Route, seed: Seed, mutations: Mutation[], target: 'b
     return `${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
   }
   // The contract's `{ error: code, message }`, or on a Cloud API route the Graph API's `{ error: { message, code, ... } }`.
-  const graph = /^\/\{(version|id)\}\//.test(route.path) && typeof res.body?.error?.code === 'number';
+  const graph = isCloudApiRoute(`${route.method} ${route.path}`) && typeof res.body?.error?.code === 'number';
   if (res.status >= 400 && res.status !== 413 && typeof res.body?.error !== 'string' && !graph) return `${what}: ${res.status} without an error code`;
   if (res.status >= 300 && sent > 0) return `${what}: refused with ${res.status} yet ${sent} message(s) went upstream`;
   if (oversizedSent) return `${what}: an oversized value was sent upstream (${res.status})`;
