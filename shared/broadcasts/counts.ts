@@ -8,6 +8,7 @@
  */
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { QUERY_PAGE } from '#shared/store/query.ts';
 import { applied } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { COUNT_NAMES, type Counts, type RecipientState } from './model.ts';
@@ -78,6 +79,7 @@ export async function tallyRecipients(businessId: string, broadcastId: string): 
       ExpressionAttributeNames: { '#state': 'state' },
       ConsistentRead: true,
       ExclusiveStartKey: lastKey,
+      Limit: QUERY_PAGE,
     }));
     for (const it of page.Items ?? []) {
       counts.total++;

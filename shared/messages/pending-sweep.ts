@@ -8,6 +8,7 @@
  */
 import { DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { QUERY_PAGE } from '#shared/store/query.ts';
 import { keys } from '#shared/store/keys.ts';
 import { numberEnv } from '#shared/settings/env.ts';
 import { logger } from '#shared/log/logger.ts';
@@ -32,6 +33,7 @@ export async function sweepPendingSends(olderThanSeconds = numberEnv('PENDING_SE
         KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
         ExpressionAttributeValues: { ':pk': keys.pendingSendIndexPk(shard), ':before': before },
         ExclusiveStartKey: startKey,
+        Limit: QUERY_PAGE,
       }));
       for (const marker of page.Items ?? []) {
         const message = await getMessage(marker.businessId, marker.messageId);

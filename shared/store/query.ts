@@ -1,14 +1,24 @@
 /**
- * Reads every page of a query (lib-dynamodb's paginator), for the small, bounded collections that are
- * read whole: a business's agents, stages, subscriptions, a segment's usage; and one page of an index
- * partition, for the lists that page with a cursor and the lookups by a pointer.
+ * Reads every page of a query (lib-dynamodb's paginator), for the collections that are read whole: a
+ * business's agents, stages, subscriptions, a segment's usage or members; and one page of an index partition,
+ * for the lists that page with a cursor and the lookups by a pointer.
  */
 import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, table } from './client.ts';
 
+/**
+ * The page size of every read that walks a partition or an index partition whole. DynamoDB caps a page at 1 MB
+ * anyway; a bounded page keeps each response small in AWS (the same RCU, a few more round trips for the longest
+ * reads), and DynamoDB Local needs it: without a Limit, each page there costs in proportion to what is left of
+ * the partition (measured on 60,000 items: 36 s without a Limit, 2.5 s with 1,000), so a whole read was
+ * quadratic in the partition's size.
+ */
+export const QUERY_PAGE = 1000;
+
+/** Every item a query matches, over every page (at most QUERY_PAGE items each, unless the input sets Limit). */
 export async function queryAll<T = Record<string, unknown>>(input: Omit<QueryCommandInput, 'TableName'>): Promise<T[]> {
   const items: T[] = [];
-  for await (const page of paginateQuery({ client: db }, { TableName: table(), ...input })) {
+  for await (const page of paginateQuery({ client: db }, { TableName: table(), Limit: QUERY_PAGE, ...input })) {
     for (const item of page.Items ?? []) items.push(item as T);
   }
   return items;
@@ -17,7 +27,7 @@ export async function queryAll<T = Record<string, unknown>>(input: Omit<QueryCom
 /** How many items a query matches (after its filter), over every page. */
 export async function queryCount(input: Omit<QueryCommandInput, 'TableName' | 'Select'>): Promise<number> {
   let count = 0;
-  for await (const page of paginateQuery({ client: db }, { TableName: table(), ...input, Select: 'COUNT' })) count += page.Count ?? 0;
+  for await (const page of paginateQuery({ client: db }, { TableName: table(), Limit: QUERY_PAGE, ...input, Select: 'COUNT' })) count += page.Count ?? 0;
   return count;
 }
 

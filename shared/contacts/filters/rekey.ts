@@ -7,6 +7,7 @@
 import pLimit from 'p-limit';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { QUERY_PAGE } from '#shared/store/query.ts';
 import { keys } from '#shared/store/keys.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
 import { epochSeconds } from './normalize.ts';
@@ -27,6 +28,7 @@ export async function rekeyShardOrder(bid: string): Promise<number> {
       ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
       ProjectionExpression: 'pk, sk, id, created_at, ssk',
       ExclusiveStartKey: start,
+      Limit: QUERY_PAGE,
     }));
     const old = (page.Items ?? []).filter((item) => typeof item.ssk === 'string' && !item.ssk.includes('#'));
     await Promise.all(old.map((item) => limit(async () => {

@@ -6,6 +6,7 @@
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { QUERY_PAGE } from '#shared/store/query.ts';
 import { keys } from '#shared/store/keys.ts';
 import { SHARD_COUNT, decodeProjection, type ProjectedContact } from './projection.ts';
 import type { Predicate } from './predicate.ts';
@@ -24,7 +25,7 @@ export interface ScanOptions {
   onContact?: (c: ProjectedContact) => void;
 }
 
-const shardPage = (businessId: string, shard: number, start: Record<string, unknown> | undefined, limit?: number) => db.send(new QueryCommand({
+const shardPage = (businessId: string, shard: number, start: Record<string, unknown> | undefined, limit = QUERY_PAGE) => db.send(new QueryCommand({
   TableName: table(),
   IndexName: 'shard',
   KeyConditionExpression: 'spk = :spk',

@@ -6,6 +6,7 @@
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
+import { QUERY_PAGE } from '#shared/store/query.ts';
 import { keys } from '#shared/store/keys.ts';
 import { logger } from '#shared/log/logger.ts';
 import { DONE, RANGES } from './ranges.ts';
@@ -29,6 +30,7 @@ async function readRange(bid: string, range: number, nowSec: number) {
       ExpressionAttributeValues: { ':pk': keys.segmentCounterPk(bid, range), ':to': keys.segmentCounterDated(bid, range, Math.floor(nowSec / 60) + 1).sk },
       ConsistentRead: true,
       ExclusiveStartKey: start,
+      Limit: QUERY_PAGE,
     }));
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
