@@ -49,37 +49,71 @@ const EVENT = new Map<string, EventName>([
 const upstreamStatus = (status: Record<string, any>, message: Message) =>
   ({ statuses: [status], ...clientCallbackData(message, status.biz_opaque_callback_data) });
 
+/** How often a status is re-read and applied again when another status of the message moved it meanwhile. */
+const APPLY_ATTEMPTS = 5;
+
 export async function applyStatus(businessId: string, status: Record<string, any>): Promise<StatusOutcome> {
   const next = String(status.status ?? '');
   const from = FROM.get(next);
   if (!from) return 'ignored';
   const pointer = (await findByWamid(businessId, String(status.id ?? ''))) ?? (await settleLostAnswer(businessId, status));
   if (!pointer) return 'unknown';
-  const message = await getMessage(businessId, pointer.messageId);
-  if (!message || message.direction !== 'outbound' || !from.includes(message.status)) return 'ignored';
-  // A status of an earlier attempt (the wamid of a send that failed, then was retried) says nothing of this one.
-  if (message.wamid !== String(status.id)) return 'ignored';
+  for (let attempt = 1; attempt <= APPLY_ATTEMPTS; attempt++) {
+    const message = await getMessage(businessId, pointer.messageId);
+    if (!message || message.direction !== 'outbound' || !from.includes(message.status)) return 'ignored';
+    // A status of an earlier attempt (the wamid of a send that failed, then was retried) says nothing of this one.
+    if (message.wamid !== String(status.id)) return 'ignored';
+    // A retry under way keeps the failed attempt's wamid until it settles: that attempt's statuses change nothing.
+    if (message.sendAttempt !== undefined) return 'ignored';
+    const error = next === 'failed' ? deliveryError(status) : undefined;
+    if (await moveStatus(businessId, message, next as MessageStatus, status, error)) {
+      // A broadcast's message: its delivered/read/failed counts follow (idempotent per recipient and status).
+      if ((message as { broadcastId?: string }).broadcastId) {
+        await onMessageStatus(businessId, message.id, next as 'delivered' | 'read' | 'failed', error as { code?: string; error?: string; message?: string } | undefined);
+      }
+      return 'applied';
+    }
+    // Another status of the message moved it first: read it again, and apply this one if it still moves it.
+  }
+  throw new Error(`status ${next} of message ${pointer.messageId}: the message kept moving under ${APPLY_ATTEMPTS} attempts`);
+}
 
+/** The delivery error a failed status carries, in the contract's shape (Meta's title and details kept). */
+function deliveryError(status: Record<string, any>): Record<string, unknown> {
+  const e = (status.errors as Record<string, any>[] | undefined)?.[0];
+  const code = Number(e?.code) || undefined;
+  const mapped = code === undefined
+    // Meta's schema makes `errors` optional: without a code there is none to report (not the HTTP status of a call).
+    ? { code: 'unknown', error: 'upstream_error', message: String(e?.message ?? e?.title ?? 'The upstream platform reported the message as failed, without an error code') }
+    : toDeliveryError(new UpstreamError(String(e?.message ?? e?.title ?? 'Message failed'), 400, code, e?.error_data?.details, false));
+  return { code: mapped.code, error: mapped.error, message: mapped.message, ...(e?.title ? { title: e.title } : {}), ...(e?.error_data?.details ? { details: e.error_data.details } : {}) };
+}
+
+/**
+ * Moves `message` from the status it was read in to `next`, with its event, conditioned on that status being
+ * still the message's: false when another status moved it first. So each move's event is made after the move
+ * before it committed, and the events of one message reach subscribers in the order of its moves (an event's id
+ * orders it in the outbox). A read receipt implies delivery: a message read before its delivered status applied
+ * gets `message.delivered` too, just before `message.read` and in the same commit, so every message read has had
+ * both events whichever of Meta's two webhooks came first (the late delivered one then changes nothing).
+ */
+async function moveStatus(businessId: string, message: Message, next: MessageStatus, status: Record<string, any>, error: Record<string, unknown> | undefined): Promise<boolean> {
   const at = webhookTime(status.timestamp);
-  const now = new Date().toISOString();
   const sets = ['#status = :next', 'updatedAt = :now', `${next}At = :at`];
-  const values: Record<string, unknown> = { ':next': next, ':now': now, ':at': at, ':wamid': message.wamid };
-  // A read receipt implies delivery, even when the delivered webhook comes later (or never).
-  if (next === 'read') sets.push('deliveredAt = if_not_exists(deliveredAt, :at)');
-  let error: Record<string, unknown> | undefined;
-  if (next === 'failed') {
-    const e = (status.errors as Record<string, any>[] | undefined)?.[0];
-    const code = Number(e?.code) || undefined;
-    const mapped = code === undefined
-      // Meta's schema makes `errors` optional: without a code there is none to report (not the HTTP status of a call).
-      ? { code: 'unknown', error: 'upstream_error', message: String(e?.message ?? e?.title ?? 'The upstream platform reported the message as failed, without an error code') }
-      : toDeliveryError(new UpstreamError(String(e?.message ?? e?.title ?? 'Message failed'), 400, code, e?.error_data?.details, false));
-    error = { code: mapped.code, error: mapped.error, message: mapped.message, ...(e?.title ? { title: e.title } : {}), ...(e?.error_data?.details ? { details: e.error_data.details } : {}) };
+  const values: Record<string, unknown> = { ':next': next, ':now': new Date().toISOString(), ':at': at, ':wamid': message.wamid, ':seen': message.status };
+  const impliesDelivery = next === 'read' && message.status !== 'delivered';
+  if (impliesDelivery) sets.push('deliveredAt = if_not_exists(deliveredAt, :at)');
+  if (error) {
     sets.push('#error = :error');
     values[':error'] = error;
   }
-  from.forEach((s, i) => (values[`:from${i}`] = s));
-  const updated = { ...message, status: next as MessageStatus };
+  const event = (name: MessageStatus, extra: Record<string, unknown>) => newEvent(businessId, EVENT.get(name)!, eventData({ ...message, status: name }, {
+    ...extra, ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...upstreamStatus(status, message),
+  }));
+  const events = [
+    ...(impliesDelivery ? [event('delivered', { delivered_at: at })] : []),
+    event(next, { [`${next}_at`]: at, ...(error ? { error } : {}) }),
+  ];
   try {
     await commitWithRetry(
       [{
@@ -87,24 +121,20 @@ export async function applyStatus(businessId: string, status: Record<string, any
           TableName: table(),
           Key: keys.message(businessId, message.id),
           UpdateExpression: `SET ${sets.join(', ')}`,
-          // The same attempt still: its wamid, and no retry under way (a retry's attempt keeps the old wamid until it settles).
-          ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')}) AND wamid = :wamid AND attribute_not_exists(sendAttempt)`,
+          // The status it was read in, the same attempt still: its wamid, and no retry under way (a retry's attempt
+          // keeps the old wamid until it settles).
+          ConditionExpression: '#status = :seen AND wamid = :wamid AND attribute_not_exists(sendAttempt)',
           ExpressionAttributeNames: { '#status': 'status', ...(error ? { '#error': 'error' } : {}) },
           ExpressionAttributeValues: values,
         },
       }],
-      [newEvent(businessId, EVENT.get(next)!, eventData(updated, { [`${next}_at`]: at, ...(error ? { error } : {}), ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...upstreamStatus(status, message) }))],
+      events,
     );
+    return true;
   } catch (err) {
-    // Another delivery of a status moved the message first.
-    if ((err as Error)?.name === 'TransactionCanceledException') return 'ignored';
+    if ((err as Error)?.name === 'TransactionCanceledException') return false;
     throw err;
   }
-  // A broadcast's message: its delivered/read/failed counts follow (idempotent per recipient and status).
-  if ((message as { broadcastId?: string }).broadcastId) {
-    await onMessageStatus(businessId, message.id, next as 'delivered' | 'read' | 'failed', error as { code?: string; error?: string; message?: string } | undefined);
-  }
-  return 'applied';
 }
 
 /**

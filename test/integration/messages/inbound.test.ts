@@ -255,14 +255,32 @@ describe('delivery statuses', () => {
     expect(statusEvents(t.businessId)).toEqual(['message.delivered', 'message.read']);
   });
 
-  it('never moves backwards when read arrives before delivered, and ignores duplicates', async () => {
+  it('never moves backwards when read arrives before delivered, ignores duplicates, and emits the delivery a read implies', async () => {
     const { t, id, wamid } = await sentMessage();
     await h.status(wamid, 'delivered');
     await h.status(wamid, 'read');
     const [delivered, read] = h.takeUpstreamEvents();
     expect(await h.runWorker([read, read, delivered, delivered])).toBe(0);
-    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'read', deliveredAt: expect.any(String), readAt: expect.any(String) });
-    expect(statusEvents(t.businessId)).toEqual(['message.read']);
+    const message = await statusOf(t.apiKey, id);
+    expect(message).toMatchObject({ status: 'read', deliveredAt: message.readAt, readAt: expect.any(String) });
+    expect(statusEvents(t.businessId)).toEqual(['message.delivered', 'message.read']);
+    const implied = h.events(t.businessId).find((e) => e.event === 'message.delivered')!;
+    expect(implied.data).toMatchObject({ status: 'delivered', delivered_at: message.readAt, wamid });
+  });
+
+  it('gives the same events, in order, when delivered and read are applied at the same time', async () => {
+    for (let round = 0; round < 8; round++) {
+      const { t, id, wamid } = await sentMessage();
+      await h.status(wamid, 'delivered');
+      await h.status(wamid, 'read');
+      const [delivered, read] = h.takeUpstreamEvents();
+      const [first, second] = round % 2 === 0 ? [delivered, read] : [read, delivered];
+      expect(await Promise.all([h.runWorker([first]), h.runWorker([second])])).toEqual([0, 0]);
+      expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'read', deliveredAt: expect.any(String), readAt: expect.any(String) });
+      // The outbox's order: by event id (time, then id).
+      const ordered = h.events(t.businessId).filter((e) => e.event.startsWith('message.')).map((e) => e.event);
+      expect(ordered.filter((e) => e !== 'message.sent')).toEqual(['message.delivered', 'message.read']);
+    }
   });
 
   it('moves to failed with the upstream error, and nothing moves it on', async () => {
