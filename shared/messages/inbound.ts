@@ -28,15 +28,20 @@ export const webhookTime = (ts: unknown): string => {
   return Number.isFinite(n) && n > 0 ? new Date(n * 1000).toISOString() : new Date().toISOString();
 };
 
+const nonEmpty = (x: unknown): string | undefined => (typeof x === 'string' && x ? x : undefined);
+
 /**
  * Who sent an incoming message, as the Cloud API names them: `from` (their number, digits), and `from_user_id`
  * (their business-scoped user id), with their entry of `value.contacts` (`wa_id` / `user_id`, `profile.name`,
- * `profile.username`). A customer who writes by username may come with no number at all.
+ * `profile.username`). A customer who writes by username may come with no number at all, and a message that names
+ * no sender is the customer's of a change with a single contact entry (its `wa_id` or `user_id`).
  */
 function senderOf(value: Record<string, any>, message: Record<string, any>) {
-  const phone = String(message.from ?? '').replace(/\D/g, '');
-  const userId = typeof message.from_user_id === 'string' && message.from_user_id ? message.from_user_id : undefined;
-  const entry = (value.contacts as Record<string, any>[] | undefined)?.find((c) => (phone && String(c.wa_id) === phone) || (userId && c.user_id === userId));
+  const contacts = Array.isArray(value.contacts) ? (value.contacts as unknown[]).filter((c): c is Record<string, any> => typeof c === 'object' && c !== null) : [];
+  const only = contacts.length === 1 && message.from === undefined && message.from_user_id === undefined ? contacts[0] : undefined;
+  const phone = String(message.from ?? only?.wa_id ?? '').replace(/\D/g, '');
+  const userId = nonEmpty(message.from_user_id) ?? nonEmpty(only?.user_id);
+  const entry = only ?? contacts.find((c) => (phone && String(c.wa_id) === phone) || (userId && c.user_id === userId));
   const name = entry?.profile?.name ?? entry?.profile?.username;
   return { phone: phone || undefined, userId, name: typeof name === 'string' && name ? name : undefined, entry };
 }
@@ -66,6 +71,8 @@ export async function recordInbound(businessId: string, value: Record<string, an
     // The sender's own entry of the change's contacts, as Meta sent it; none when Meta sent none (system messages).
     ...(sender.entry ? { contacts: [sender.entry] } : {}),
     messages: [message],
+    // The change's own errors beside its messages (e.g. why an interactive message came without its body).
+    ...(Array.isArray(value.errors) ? { errors: value.errors } : {}),
   };
   for (let attempt = 1; ; attempt++) {
     const { conversation } = await findOrCreateConversation(businessId, contact);

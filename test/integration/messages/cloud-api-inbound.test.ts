@@ -58,6 +58,32 @@ describe('inbound webhooks reach message.received unchanged', () => {
     expect(messages).toEqual([order, system]);
   });
 
+  it("keeps the change's own errors beside its message (pywa's interactive message with an error)", async () => {
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const message = { context: { from: '15550001234', id: 'wamid.previous' }, from, id: `wamid.e${from}`, timestamp: '1700000000', type: 'interactive' };
+    const errors = [{ code: 131000, title: 'Something went wrong', message: 'Something went wrong', error_data: { details: 'Unsupported webhook payload' } }];
+
+    await webhook(t.phoneNumberId, { contacts: [{ profile: { name: 'E' }, wa_id: from }], messages: [message], errors });
+
+    const received = h.events(t.businessId).find((e) => e.event === 'message.received');
+    expect(received?.data).toMatchObject({ messages: [message], errors });
+  });
+
+  it("takes the sender from the change's only contact entry when the message names none (netflie's user-id-only payload)", async () => {
+    const t = await h.newTenant();
+    const userId = `US.${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+    const contacts = [{ profile: { name: 'NAME' }, user_id: userId }];
+    const message = { id: `wamid.n${userId}`, timestamp: String(Math.floor(Date.now() / 1000)), text: { body: 'MESSAGE_BODY' }, type: 'text' };
+
+    await webhook(t.phoneNumberId, { contacts, messages: [message] });
+
+    const received = h.events(t.businessId).find((e) => e.event === 'message.received');
+    expect(received?.data).toMatchObject({ messages: [message], contacts });
+    const contact = await h.invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: received!.data.contact_id } });
+    expect(contact.body.contact).toEqual(expect.objectContaining({ phone_number: null, whatsapp_user_id: userId, name: 'NAME' }));
+  });
+
   it("gives each message of a batched change its own sender's contact entry, and none Meta did not send", async () => {
     // Prepare: two senders in one change, and Meta's system message example (user_changed_number, no contacts)
     const t = await h.newTenant();
