@@ -15,23 +15,27 @@ export const GRAPH_VERSION = /^v\d+\.\d+$/;
 
 /** A Graph error raised by a compatible route itself (already in Meta's terms). */
 export class GraphError extends ApiError {
-  constructor(status: number, code: number, message: string, details: string, type = 'OAuthException') {
-    super(status, { error: 'graph_error', message, graph: { code, type, details } });
+  constructor(status: number, code: number, message: string, details: string, type = 'OAuthException', subcode?: number) {
+    super(status, { error: 'graph_error', message, graph: { code, type, details, ...(subcode !== undefined ? { subcode } : {}) } });
   }
 }
 
-/** Meta's answer for an object the caller may not see, whether it is missing or another account's. */
+/**
+ * Meta's answer for an object the caller may not see, whether it is missing or another account's: HTTP 400,
+ * `GraphMethodException` code 100, subcode 33, in Graph's own words.
+ */
 export const unknownObject = (id: string, method: string) =>
-  new GraphError(404, 100, `Unsupported ${method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`, `No ${id} for this API key`, 'GraphMethodException');
+  new GraphError(400, 100, `Unsupported ${method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`, `No ${id} for this API key`, 'GraphMethodException', 33);
 
 /** Our error code → Meta's (HTTP status, Graph code, type). Upstream delivery codes (131047...) pass through. */
-function graphTerms(status: number, body: Record<string, any>): { status: number; code: number; type: string } {
-  if (body.graph) return { status, code: body.graph.code, type: body.graph.type };
+function graphTerms(status: number, body: Record<string, any>): { status: number; code: number; type: string; subcode?: number } {
+  if (body.graph) return { status, code: body.graph.code, type: body.graph.type, subcode: body.graph.subcode };
   const upstreamCode = Number(body.code);
   if (Number.isInteger(upstreamCode) && upstreamCode >= 100) return { status: status >= 500 ? 500 : 400, code: upstreamCode, type: 'OAuthException' };
   if (status === 401) return { status: 401, code: 190, type: 'OAuthException' };
   if (status === 403) return { status: 403, code: 10, type: 'OAuthException' };
-  if (status === 404) return { status: 404, code: 100, type: 'GraphMethodException' };
+  // Every object a Graph path cannot find (an id out of bounds too) is Meta's unknown object: see unknownObject.
+  if (status === 404) return { status: 400, code: 100, type: 'GraphMethodException', subcode: 33 };
   if (status === 429) return { status: 429, code: 130429, type: 'OAuthException' };
   if (status === 413 && body.error === 'media_too_large') return { status: 400, code: 131053, type: 'OAuthException' };
   if (status === 503) return { status: 503, code: 2, type: 'OAuthException' };
@@ -62,7 +66,7 @@ export function toGraphReply(reply: Reply, event: APIGatewayProxyEventV2): Reply
   const terms = graphTerms(reply.statusCode, body);
   const message = String(body.message ?? body.error ?? 'An unknown error occurred');
   const { 'content-type': _contentType, ...headers } = reply.headers;
-  return json(terms.status, graphErrorBody(terms.code, terms.type, message, detailsOf(body), event.requestContext?.requestId ?? 'local'), headers);
+  return json(terms.status, graphErrorBody(terms.code, terms.type, message, detailsOf(body), event.requestContext?.requestId ?? 'local', terms.subcode), headers);
 }
 
 /**

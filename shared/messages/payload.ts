@@ -14,7 +14,7 @@ export interface UpstreamPayload extends Record<string, unknown> {
 }
 
 
-export function buildPayload(req: SendRequest, extras: { template?: TemplateObject; reactionWamid?: string } = {}): UpstreamPayload {
+export function buildPayload(req: SendRequest, extras: { template?: TemplateObject; reactionWamid?: string; contextWamid?: string } = {}): UpstreamPayload {
   const payload: UpstreamPayload = { messaging_product: 'whatsapp', recipient_type: 'individual', to: req.to, type: req.type };
   switch (req.type) {
     case 'text':
@@ -38,8 +38,9 @@ export function buildPayload(req: SendRequest, extras: { template?: TemplateObje
     default:
       payload[req.type] = req[req.type];
   }
-  if (req.context?.message_id) payload.context = { message_id: req.context.message_id };
+  if (req.context?.message_id) payload.context = { message_id: extras.contextWamid ?? req.context.message_id };
   if (req.biz_opaque_callback_data) payload.biz_opaque_callback_data = req.biz_opaque_callback_data;
+  if (req.recipient_identity_key_hash !== undefined) payload.recipient_identity_key_hash = req.recipient_identity_key_hash;
   return payload;
 }
 

@@ -1,7 +1,8 @@
 /**
- * Reaction targets: `message_id` may be the service message id or the upstream wamid. A target the service
- * knows must be in the same chat and at most 30 days old; one the service does not know goes to the upstream
- * as given (it may predate the service).
+ * The messages a send points at, a reaction's and a reply's (`context`): `message_id` may be the service message
+ * id or the upstream wamid, and goes upstream as the wamid. A reaction target the service knows must be in the
+ * same chat and at most 30 days old; a wamid the service does not know goes to the upstream as given (it may
+ * predate the service).
  */
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { validationError } from '#shared/http/errors.ts';
@@ -34,4 +35,13 @@ export async function resolveReactionTarget(businessId: string, to: string, mess
     throw validationError({ 'reaction.message_id': ['only messages from the last 30 days can be reacted to'] }, 'The message to react to is older than 30 days');
   }
   return { wamid: target.wamid, messageId: target.id };
+}
+
+/** A reply's `context.message_id`: the wamid of a service message id (which must exist and have been sent), else as given. */
+export async function resolveReplyTarget(businessId: string, messageId: string): Promise<string> {
+  if (!UUID_RE.test(messageId)) return messageId;
+  const target = await getMessage(businessId, messageId);
+  if (!target) throw validationError({ 'context.message_id': ['no message with this id in this business'] }, 'The message replied to does not exist');
+  if (!target.wamid) throw validationError({ 'context.message_id': ['the message was never delivered upstream (it has no wamid)'] }, 'The message replied to was not sent');
+  return target.wamid;
 }

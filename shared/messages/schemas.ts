@@ -55,6 +55,8 @@ const common = {
   ai,
   autoConvert: v.optional(v.boolean('autoConvert must be a boolean')),
   biz_opaque_callback_data: v.optional(maxStr('biz_opaque_callback_data', 512)),
+  // Meta delivers the message only while the customer's identity key still has this hash.
+  recipient_identity_key_hash: v.optional(maxStr('recipient_identity_key_hash', 256)),
 };
 
 const schemasFor = (upstreamStyle: boolean): Record<MessageType, v.GenericSchema> => ({

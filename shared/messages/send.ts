@@ -19,7 +19,7 @@ import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import type { SendRequest } from './schemas.ts';
 import { loadSendSchemas } from './schemas-loader.ts';
 import { buildPayload } from './payload.ts';
-import { resolveReactionTarget } from './reaction.ts';
+import { resolveReactionTarget, resolveReplyTarget } from './reaction.ts';
 import { bindToMessage, idempotent, unbindFromMessage, type Outcome } from './idempotency.ts';
 import { getMessage, type SentBy } from './repository.ts';
 import { sendResult, type OutboundDraft, type SendResult } from './draft.ts';
@@ -94,6 +94,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   if (req.type === 'template') extras.template = (await (await templates()).prepareTemplate({ businessId, ...context }, req, { quickRepliesAsSent: options.quickRepliesAsSent })).template;
   const reactionTarget = req.type === 'reaction' ? await resolveReactionTarget(businessId, req.to, req.reaction.message_id) : undefined;
   if (reactionTarget) extras.reactionWamid = reactionTarget.wamid;
+  if (req.context?.message_id) extras.contextWamid = await resolveReplyTarget(businessId, req.context.message_id);
 
   const draft: OutboundDraft = {
     id: randomUUID(),

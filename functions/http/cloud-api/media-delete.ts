@@ -10,7 +10,7 @@ export const { handler, spec } = endpoint(
     params: graphPath,
     query: mediaQuery,
     errorReply: toGraphReply,
-    responses: { 200: '{ success: true }', 404: "Graph error code 100: not a media id of this business's" },
+    responses: { 200: '{ success: true }', 400: "Graph error code 100, subcode 33: not a media id of this business's (Meta's unknown object)" },
   },
   async ({ auth, params, query }) => {
     return { status: 200, body: await deleteCloudMedia(auth.businessId, params.id, query.phone_number_id) };

@@ -11,7 +11,7 @@ export const { handler, spec } = endpoint(
     params: graphPath,
     query: mediaQuery,
     errorReply: toGraphReply,
-    responses: { 200: 'Cloud API media object', 404: "Graph error code 100: not a media id of this business's" },
+    responses: { 200: 'Cloud API media object', 400: "Graph error code 100, subcode 33: not a media id of this business's (Meta's unknown object)" },
   },
   async ({ auth, params, query, event }) => {
     return { status: 200, body: await cloudMediaInfo(auth.businessId, params.id, query.phone_number_id, baseUrlOf(event)) };

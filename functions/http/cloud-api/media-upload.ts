@@ -23,8 +23,7 @@ export const { handler, spec } = endpoint(
     errorReply: toGraphReply,
     responses: {
       200: '{ id }: the media id to send with',
-      400: 'Graph error code 100 (missing field, file type or size outside the rules of its media kind)',
-      404: "Graph error code 100: the phone number id is not this business's",
+      400: "Graph error code 100 (missing field, file type or size outside the rules of its media kind), or code 100 subcode 33: the phone number id is not this business's (Meta's unknown object)",
     },
   },
   async ({ auth, body, query, params }) => {

@@ -4,6 +4,7 @@
  * rate limits); the answer is the Cloud API's `{ messaging_product, contacts, messages: [{ id }] }`.
  */
 import { endpoint } from '#shared/http/endpoint.ts';
+import { validationError } from '#shared/http/errors.ts';
 import { send } from '#shared/messages/send.ts';
 import { isReadReceipt, markRead } from '#shared/messages/read-receipt.ts';
 import { graphPath, requireOwnNumber, toGraphReply } from '#shared/cloud-api/graph.ts';
@@ -16,14 +17,17 @@ export const { handler, spec } = endpoint(
     errorReply: toGraphReply,
     responses: {
       200: 'Cloud API send result { messaging_product, contacts: [{ input, wa_id }], messages: [{ id: wamid }] }, or { success: true } for a read receipt',
-      400: 'Graph error { error: { message, type, code, error_data: { messaging_product, details }, fbtrace_id } }: code 100 invalid parameter, or the upstream code (131047, 132000...)',
+      400: 'Graph error { error: { message, type, code, error_subcode?, error_data: { messaging_product, details }, fbtrace_id } }: code 100 invalid parameter, code 100 subcode 33 for a phone number id not this business\'s (Meta\'s unknown object), or the upstream code (131047, 132000...)',
       401: 'Graph error code 190: API key missing or invalid',
-      404: 'Graph error code 100: the phone number id is not this business\'s',
       429: 'Graph error code 130429: rate limit',
     },
   },
   async ({ auth, body, headers, params }) => {
     await requireOwnNumber(auth.businessId, params.id, 'POST');
+    // Meta requires it on every message and receipt (POST /messages/v1 tells the two styles apart by it).
+    if ((body as { messaging_product?: unknown } | undefined)?.messaging_product === undefined) {
+      throw validationError({ messaging_product: ['is required: "whatsapp"'] }, 'The parameter messaging_product is required.');
+    }
     if (isReadReceipt(body)) return { status: 200, body: await markRead(auth.businessId, body) };
     const idempotencyKey = headers['idempotency-key'];
     const outcome = await send(auth.businessId, body, { sentBy: 'api', quickRepliesAsSent: true, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });

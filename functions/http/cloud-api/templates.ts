@@ -12,7 +12,7 @@ export const { handler, spec } = endpoint(
     // Meta's "get template by name": ?name= narrows the list.
     query: v.looseObject({ name: v.optional(v.string()) }),
     errorReply: toGraphReply,
-    responses: { 200: 'Cloud API template list', 404: "Graph error code 100: the WABA id is not this business's" },
+    responses: { 200: 'Cloud API template list', 400: "Graph error code 100, subcode 33: the WABA id is not this business's (Meta's unknown object)" },
   },
   async ({ auth, params, query }) => {
     await requireOwnWaba(auth.businessId, params.id, 'GET');

@@ -54,7 +54,8 @@ const flowParameters = v.pipe(
     flow_cta: nonEmpty('flow_cta', 30),
     flow_id: v.optional(nonEmpty('flow_id')),
     flow_name: v.optional(nonEmpty('flow_name')),
-    flow_token: v.optional(v.string()),
+    // pywa sends `null` for a flow without a token; it goes upstream as sent.
+    flow_token: v.optional(v.nullable(v.string())),
     flow_action: v.optional(v.picklist(['navigate', 'data_exchange'])),
     flow_action_payload: v.optional(object('flow_action_payload')),
     mode: v.optional(v.picklist(['draft', 'published'])),

@@ -70,11 +70,17 @@ export const reaction = v.looseObject({
   ),
 }, 'reaction must be an object with message_id and emoji');
 
+/**
+ * An address on a contact card: a local part, `@`, and a domain without spaces. Meta only types the field as an
+ * email; RFC 5322 allows far more than a strict pattern does (quotes, apostrophes, punycode domains, `localhost`).
+ */
+const CARD_EMAIL = /^.+@[^\s@]+$/;
+
 /** Meta's contact card: `name.formatted_name` required, every other member optional. */
 const contactCard = v.looseObject({
   name: v.looseObject({ formatted_name: nonEmpty('name.formatted_name', 1000), first_name: v.optional(v.string()), last_name: v.optional(v.string()) }, 'name.formatted_name is required'),
   phones: v.optional(v.array(v.looseObject({ phone: v.optional(nonEmpty('phone')), type: v.optional(v.string()), wa_id: v.optional(v.string()) }))),
-  emails: v.optional(v.array(v.looseObject({ email: v.optional(v.pipe(v.string(), v.email('email must be an email address'))), type: v.optional(v.string()) }))),
+  emails: v.optional(v.array(v.looseObject({ email: v.optional(v.pipe(v.string(), v.regex(CARD_EMAIL, 'email must be an email address (something@domain)'))), type: v.optional(v.string()) }))),
   urls: v.optional(v.array(v.looseObject({ url: v.optional(v.string()), type: v.optional(v.string()) }))),
   addresses: v.optional(v.array(object('address'))),
   org: v.optional(object('org')),

@@ -89,8 +89,8 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(Buffer.from(await withToken.arrayBuffer())).toEqual(PNG);
     expect(forged.status).toBe(404);
     expect(deleted).toEqual({ success: true });
-    expect(again.status).toBe(404);
-    expect(((await again.json()) as { error: { code: number } }).error.code).toBe(100);
+    expect(again.status).toBe(400);
+    expect(((await again.json()) as { error: { code: number; error_subcode: number } }).error).toMatchObject({ code: 100, error_subcode: 33 });
     expect(afterDelete).not.toBe('sent');
   }, 60_000);
 
@@ -116,7 +116,7 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(stored.status).toBe(200);
     expect(info).toMatchObject({ messaging_product: 'whatsapp', id, mime_type: 'image/png', file_size: String(PNG.length), sha256: expect.any(String) });
     expect(Buffer.from(bytes as ArrayBuffer)).toEqual(PNG);
-    expect(foreign.status).toBe(404);
+    expect(foreign.status).toBe(400);
     expect(deleted).toEqual({ success: true });
     expect(upstreamAfter.status).toBe(400);
   }, 60_000);
@@ -160,7 +160,7 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(await inQuery.json()).toEqual({ id: expect.stringMatching(/^\d+$/) });
     expect(nowhere.status).toBe(400);
     expect(((await nowhere.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: 100, message: expect.stringContaining('messaging_product') });
-    expect([otherNumber.status, deleteElsewhere.status]).toEqual([404, 404]);
+    expect([otherNumber.status, deleteElsewhere.status]).toEqual([400, 400]);
     expect(((await deleteElsewhere.json()) as { error: { code: number } }).error.code).toBe(100);
     expect(own.status).toBe(200);
     expect(await own.json()).toMatchObject({ id: pngId, mime_type: 'image/png' });
@@ -186,8 +186,8 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect((await m.sent(to)).at(-1)).toMatchObject({ type: 'text', text: { body: 'sin versión' } });
     expect(uploaded.status).toBe(200);
     expect(((await templates.json()) as { data: { name: string }[] }).data.map((x) => x.name)).toEqual(['hello_world']);
-    expect(foreign.status).toBe(404);
-    expect(((await foreign.json()) as { error: { code: number } }).error.code).toBe(100);
+    expect(foreign.status).toBe(400);
+    expect(((await foreign.json()) as { error: { code: number; error_subcode: number } }).error).toMatchObject({ code: 100, error_subcode: 33 });
   }, 60_000);
 
   it("surfaces the service's refusals as the Graph errors the SDK knows", async () => {
@@ -198,7 +198,7 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(wrongMethod.headers.get('allow')).toBe('POST');
     expect(await wrongMethod.json()).toEqual({ error: { message: expect.stringMatching(/^\(#100\) Unsupported get request/), type: 'GraphMethodException', code: 100, error_data: { messaging_product: 'whatsapp', details: 'Allowed methods: POST' }, fbtrace_id: expect.any(String) } });
     const other = await m.tenant();
-    await expect(sdk.messages.sendText({ phoneNumberId: other.phoneNumberId, to, body: 'x' })).rejects.toMatchObject({ httpStatus: 404 });
+    await expect(sdk.messages.sendText({ phoneNumberId: other.phoneNumberId, to, body: 'x' })).rejects.toMatchObject({ httpStatus: 400, code: 100 });
     await expect(sdk.messages.sendText({ phoneNumberId: t.phoneNumberId, to: randomPhone(), body: 'x' })).rejects.toMatchObject({ code: 131047 });
   }, 60_000);
 });

@@ -104,7 +104,7 @@ const bulkNoneFound = (operation: string, n: number): Want => ({
 const noneAdded: Want = ok200({ data: expect.objectContaining({ action: 'add', affected: 0, contactIds: [], contactCount: 0 }) });
 
 /** Meta's answer for an object the caller may not see (the Cloud-API-compatible routes): 404, Graph code 100. */
-const graphNotFound: Want = { status: 404, body: { error: expect.objectContaining({ code: 100, type: 'GraphMethodException' }) } };
+const graphNotFound: Want = { status: 400, body: { error: expect.objectContaining({ code: 100, error_subcode: 33, type: 'GraphMethodException' }) } };
 
 const probes: Record<string, Probe[]> = {
   // The Cloud-API-compatible routes with A's phone number id (as the number, the media id and the WABA id).

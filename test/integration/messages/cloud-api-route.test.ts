@@ -14,34 +14,52 @@ const ROUTE = 'POST /{version}/{id}/messages';
 const graphError = (code: number) => ({
   error: { message: expect.stringMatching(new RegExp(`^\\(#${code}\\) `)), type: expect.any(String), code, error_data: { messaging_product: 'whatsapp', details: expect.any(String) }, fbtrace_id: expect.any(String) },
 });
+/** Graph's answer for an object that does not exist for the caller: HTTP 400, GraphMethodException 100, subcode 33. */
+const unknownObject = (id: string) => ({
+  error: {
+    message: expect.stringMatching(new RegExp(`^\\(#100\\) Unsupported (get|post|delete) request\\. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation\\. Please read the Graph API documentation at https://developers\\.facebook\\.com/docs/graph-api$`)),
+    type: 'GraphMethodException', code: 100, error_subcode: 33, error_data: { messaging_product: 'whatsapp', details: expect.any(String) }, fbtrace_id: expect.any(String),
+  },
+});
 
 const post = (t: { apiKey?: string; phoneNumberId: string }, body: unknown, extra: { version?: string; phoneNumberId?: string; headers?: Record<string, string> } = {}) =>
   h.invoke(ROUTE, { ...(t.apiKey ? { apiKey: t.apiKey } : {}), body, headers: extra.headers ?? {}, params: { version: extra.version ?? 'v23.0', id: extra.phoneNumberId ?? t.phoneNumberId } });
 const text = (to: string, body = 'hola') => ({ messaging_product: 'whatsapp', recipient_type: 'individual', to: to.slice(1), type: 'text', text: { body } });
 
 describe('POST /{version}/{id}/messages', () => {
-  it("answers another business's phone number id with Meta's 404 and sends nothing", async () => {
+  it("answers another business's phone number id as Graph answers an unknown object (400, code 100, subcode 33) and sends nothing", async () => {
     const { t, to } = await h.openChat();
     const other = await h.newTenant();
 
     const res = await post(t, text(to), { phoneNumberId: other.phoneNumberId });
 
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual(graphError(100));
-    expect(res.body.error.type).toBe('GraphMethodException');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(unknownObject(other.phoneNumberId));
     expect(await h.sent(to)).toEqual([]);
   });
 
-  it("answers a media id longer than any Graph id with Meta's 404 (code 100), on GET and DELETE", async () => {
+  it('requires messaging_product, as Meta does, and sends nothing without it', async () => {
+    const { t, to } = await h.openChat();
+    const { messaging_product: _, ...body } = text(to);
+
+    const res = await post(t, body);
+
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(graphError(100));
+    expect(res.body.error.message).toBe('(#100) The parameter messaging_product is required.');
+    expect(await h.sent(to)).toEqual([]);
+  });
+
+  it("answers a media id longer than any Graph id as an unknown object (400, code 100, subcode 33), on GET and DELETE", async () => {
     const { t } = await h.openChat();
     const id = 'a'.repeat(2100);
 
     const got = await h.invoke('GET /{version}/{id}', { apiKey: t.apiKey, params: { version: 'v23.0', id } });
     const deleted = await h.invoke('DELETE /{version}/{id}', { apiKey: t.apiKey, params: { version: 'v23.0', id } });
 
-    expect([got.status, deleted.status]).toEqual([404, 404]);
-    expect(got.body).toEqual(graphError(100));
-    expect(deleted.body).toEqual(graphError(100));
+    expect([got.status, deleted.status]).toEqual([400, 400]);
+    expect(got.body).toEqual({ error: { ...graphError(100).error, error_subcode: 33, type: 'GraphMethodException' } });
+    expect(deleted.body).toEqual({ error: { ...graphError(100).error, error_subcode: 33, type: 'GraphMethodException' } });
   });
 
   it('answers an invalid message with a Graph 400 (code 100) naming the field', async () => {
@@ -115,6 +133,46 @@ describe('POST /{version}/{id}/messages', () => {
     expect((await h.sent(to)).at(-1).contacts).toEqual(cards);
     expect([notJson.status, tooDeep.status]).toEqual([400, 400]);
     expect(notJson.body).toEqual(graphError(100));
+  });
+
+  it("forwards what Meta takes and the service used to refuse or drop (the outbound audit's bodies)", async () => {
+    const { t, to } = await h.openChat();
+    const base = { messaging_product: 'whatsapp', to: to.slice(1) };
+    const hash = { ...base, recipient_identity_key_hash: 'DF2lS5v2W6x=', type: 'text', text: { body: 'only if the hash matches' } };
+    const emails = ["o'brien@acme.com", 'ana@xn--acm-loa.com', 'ana@my--shop.com', 'a@b.c', '"ana b"@acme.com', 'ana@localhost'];
+    const card = { ...base, type: 'contacts', contacts: [{ name: { formatted_name: 'A', first_name: 'A' }, emails: emails.map((email) => ({ email })) }] };
+    // pywa's FlowButton without a token.
+    const flow = {
+      ...base, type: 'interactive',
+      interactive: { type: 'flow', body: { text: 'b' }, action: { name: 'flow', parameters: { mode: 'published', flow_message_version: '3', flow_token: null, flow_id: '1234567890', flow_cta: 'Sign up' } } },
+    };
+
+    const sent = [];
+    for (const body of [hash, card, flow]) {
+      const res = await post(t, body);
+      expect(res.status).toBe(200);
+      sent.push((await h.sent(to)).at(-1));
+    }
+
+    expect(sent[0]).toMatchObject({ recipient_identity_key_hash: 'DF2lS5v2W6x=', text: { body: 'only if the hash matches' } });
+    expect(sent[1].contacts).toEqual(card.contacts);
+    expect(sent[2].interactive).toEqual(flow.interactive);
+    const noAt = await post(t, { ...card, contacts: [{ name: { formatted_name: 'A' }, emails: [{ email: 'no-at-sign' }] }] });
+    expect(noAt.status).toBe(400);
+  });
+
+  it('replies by the service message id as by the wamid: context.message_id goes upstream as the wamid', async () => {
+    const { t, to } = await h.openChat();
+    const first = await h.send(t.apiKey, { to, type: 'text', content: 'primero' });
+    const reply = (messageId: string) => post(t, { messaging_product: 'whatsapp', to: to.slice(1), type: 'text', context: { message_id: messageId }, text: { body: 'respuesta' } });
+
+    const byId = await reply(first.body.data.id);
+    const unknown = await reply('7f005d8a-3fba-44fc-b523-231c1b0087f5');
+
+    expect(byId.status).toBe(200);
+    expect((await h.sent(to)).at(-1)).toMatchObject({ context: { message_id: first.body.messages[0].wamid }, text: { body: 'respuesta' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.error_data.details).toMatch(/context\.message_id/);
   });
 
   it('marks a customer message read with the Cloud API body', async () => {

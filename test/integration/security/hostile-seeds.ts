@@ -1,9 +1,11 @@
 /**
  * Valid requests of every route, the starting points of hostile-input.test.ts: each one, sent as it is, is
- * accepted (or meets the 404 of a made-up id), so that a change to any part of it reaches the code that reads
+ * accepted (or meets the not-found answer of a made-up id), so that a change to any part of it reaches the code that reads
  * that part. Free-form objects are filled in (custom fields, v3 filters, legacy rules, template components,
  * interactive and contact cards), since those are where client-chosen names and sizes go deepest.
  */
+import { isCloudApiRoute } from '#shared/openapi/cloud-api.ts';
+
 export interface Seed {
   body?: unknown;
   /** Query parameters; an object value is sent as JSON (`filters`). */
@@ -93,7 +95,9 @@ export const seedsFor = (key: string): Seed[] => {
   const own = SEEDS[key];
   if (own) return own;
   const [method, path] = key.split(' ') as [string, string];
-  const usual = path.includes('{') ? [404] : undefined;
+  // Made-up ids: the service's 404 (a made-up version makes no Graph path), or on a versionless Cloud API route
+  // Graph's unknown object (400, code 100, subcode 33).
+  const usual = path.includes('{') ? [isCloudApiRoute(key) && !path.includes('{version}') ? 400 : 404] : undefined;
   if (method === 'GET' || method === 'DELETE') return [{ query: {}, ...(usual ? { expect: usual } : {}) }];
   return [{ body: {}, notValid: true }];
 };
