@@ -17,11 +17,12 @@ export interface UpstreamCredentials {
 }
 
 /**
- * An app secret anyone could know: the stack's initial `set-me`, or anything shorter than Meta's own (32 hex
- * characters) by a wide margin. Webhooks "signed" with it prove nothing, so they are refused until it is set.
+ * The app secret that is not one: the marker `set-me` that stacks deployed before the random secret started with
+ * (an empty one is a malformed secret, refused as such). Webhooks "signed" with it prove nothing, so they are
+ * refused until it is set. Any other value is the operator's, a short one too: locally `UPSTREAM_APP_SECRET` may be
+ * any value (decisions.md).
  */
-export const MIN_APP_SECRET_LENGTH = 16;
-export const isPlaceholderAppSecret = (appSecret: string): boolean => appSecret === 'set-me' || appSecret.length < MIN_APP_SECRET_LENGTH;
+export const isPlaceholderAppSecret = (appSecret: string): boolean => appSecret === 'set-me';
 
 /** Without a failure to trigger it, a rotation is still picked up within this time. */
 const MAX_AGE_SECONDS = 15 * 60;

@@ -14,7 +14,7 @@ import { notificationParts } from '#shared/upstream/notification-parts.ts';
 import { logger } from '#shared/log/logger.ts';
 import { upstreamAppSecretPlaceholder } from '#shared/metrics/metrics.ts';
 import { ConfigurationError } from '#shared/settings/env.ts';
-import { isPlaceholderAppSecret, MIN_APP_SECRET_LENGTH, withRotation } from '#shared/secrets/upstream-credentials.ts';
+import { isPlaceholderAppSecret, withRotation } from '#shared/secrets/upstream-credentials.ts';
 import { isValidSignature } from '#shared/upstream/signature.ts';
 
 /** A queue message's room for a body, less a margin for its attributes. */
@@ -35,7 +35,7 @@ export const { handler, spec } = publicEndpoint(
       if (isPlaceholderAppSecret(credentials.appSecret)) {
         upstreamAppSecretPlaceholder();
         logger.error('upstream webhook refused: the app secret is a placeholder', {
-          error: new ConfigurationError('UPSTREAM_SECRET_ARN', `names a secret whose appSecret is a placeholder ("set-me" or under ${MIN_APP_SECRET_LENGTH} characters): put the Meta app's secret there`),
+          error: new ConfigurationError('UPSTREAM_SECRET_ARN', `names a secret whose appSecret is a placeholder ("set-me"): put the Meta app's secret there`),
         });
       }
       throw unauthorized('Missing or invalid X-Hub-Signature-256');
