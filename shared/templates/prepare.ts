@@ -122,8 +122,9 @@ function resolveQuickReplies(template: { name: string; components: Record<string
   };
   const payloadParameter = (index: string) => [{ type: 'payload', payload: payloadFor(index, quickReplies.get(index)) }];
   const asSent = requested.map((c) => (isQuickReply(c) ? { ...c, parameters: payloadParameter(String(c.index)) } : c));
+  // A button the request gives at an index (of any kind) keeps it: no quick reply is added in its place.
   const added = [...quickReplies.keys()]
-    .filter((index) => !requested.some((c) => isQuickReply(c) && String(c.index) === index))
+    .filter((index) => !requested.some((c) => c.type === 'button' && String(c.index) === index))
     .sort((a, b) => Number(a) - Number(b))
     .map((index) => ({ type: 'button', sub_type: 'quick_reply', index, parameters: payloadParameter(index) }));
   return [...asSent, ...added];

@@ -314,6 +314,11 @@ describe('POST /messages/v1: templates', () => {
     expect((await h.send(t.apiKey, { to, type: 'template', template: capitals })).status).toBe(200);
     expect(await payloads()).toEqual([[1, 'btn_1_reminder_buttons'], ['0', 'confirm_appointment']]);
     expect((await h.sent(to)).at(-1).template.components[1]).toEqual({ type: 'button', sub_type: 'QUICK_REPLY', index: 1, parameters: [{ type: 'payload', payload: 'btn_1_reminder_buttons' }] });
+
+    // A button of another kind at an index keeps it: no quick reply is added at the same index.
+    const copyCode = { ...withPayload, components: [withPayload.components[0], { type: 'button', sub_type: 'copy_code', index: '0', parameters: [{ type: 'coupon_code', coupon_code: 'SAVE10' }] }] };
+    expect((await h.send(t.apiKey, { to, type: 'template', template: copyCode })).status).toBe(200);
+    expect(await payloads()).toEqual([['0', undefined], ['1', 'btn_1_reminder_buttons']]);
   });
 
   it('takes a recipient given as a JSON number on the Cloud API path, and echoes it as its digits', async () => {
