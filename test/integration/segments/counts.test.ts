@@ -123,7 +123,6 @@ describe('live counts', () => {
     const { putSegment, addMember } = await import('#shared/segments/repository.ts');
     const { MAX_READ_BY_ID } = await import('#shared/segments/count.ts');
     const { batchWriteAll } = await import('#shared/store/batch.ts');
-    const { keys } = await import('#shared/store/keys.ts');
     const now = new Date().toISOString();
     const segment = async (name: string, members: { id: string }[]) => {
       const id = randomUUID();
