@@ -7,7 +7,7 @@ import { ApiError } from '#shared/http/errors.ts';
 import { logger } from '#shared/log/logger.ts';
 import { settleRecipient, type Outcome } from './recipients.ts';
 import { addCounts } from './counts.ts';
-import { sendTemplate } from './sender.ts';
+import { BroadcastStopped, sendTemplate } from './sender.ts';
 import type { Broadcast, BroadcastError, Recipient } from './model.ts';
 
 /**
@@ -81,6 +81,11 @@ export class Pipeline {
       outcome = { state: 'sent', message_id: res.messageId, wamid: res.wamid };
     } catch (err) {
       if (err instanceof SimulatedCrash) throw err;
+      // Cancelled before it was recorded: nothing went out; back to pending, where the run's sweep marks it cancelled.
+      if (err instanceof BroadcastStopped) {
+        await settleRecipient(businessId, id, r.contact_id, { state: 'pending' }, lease);
+        return;
+      }
       const classified = classify(err);
       if (classified.kind === 'throttled') {
         this.throttled = true;

@@ -12,6 +12,7 @@ import { getSegment } from '#shared/segments/repository.ts';
 import { commit } from '#shared/events/outbox.ts';
 import { enqueue, queueUrl } from '#shared/queue/queue.ts';
 import { keys } from '#shared/store/keys.ts';
+import { table } from '#shared/store/client.ts';
 import {
   broadcastCreateItems, countScheduled, getBroadcast, listBroadcasts, releaseScheduled, transitionInput, updateUsageStatus,
 } from './repository.ts';
@@ -184,7 +185,11 @@ async function cancelAsRead(current: Broadcast, cancelledAt: string): Promise<bo
   const started = current.started_at !== null;
   try {
     await commit(
-      [{ Update: transitionInput(businessId, id, [current.status], 'cancelled', { cancelled_at: cancelledAt }, started ? undefined : '(attribute_not_exists(started_at) OR attribute_type(started_at, :nullType))', started ? {} : { ':nullType': 'NULL' }) }],
+      [
+        { Update: transitionInput(businessId, id, [current.status], 'cancelled', { cancelled_at: cancelledAt }, started ? undefined : '(attribute_not_exists(started_at) OR attribute_type(started_at, :nullType))', started ? {} : { ':nullType': 'NULL' }) },
+        // From this commit on, no send of the broadcast records, so none goes upstream (sender.ts).
+        { Put: { TableName: table(), Item: { ...keys.broadcastStop(businessId, id), type: 'broadcastStop', at: cancelledAt } } },
+      ],
       started ? [] : [broadcastCancelled(current, current.counts, cancelledAt)],
     );
     return true;
@@ -205,8 +210,8 @@ export async function cancelBroadcast(businessId: string, id: string) {
     current = await mustGet(businessId, id);
   }
   const cancelled = await mustGet(businessId, id);
-  // A running broadcast's worker sees the status within a second and stops launching sends (those already launched, about
-  // a second's share at its pace plus what waits for the number's throughput, still go out); the rest is marked cancelled.
+  // A running broadcast's sends stop at the cancel's commit: one not recorded by then is never sent (its stop marker),
+  // only those already recorded go out; its worker sees the status within a second and marks the rest cancelled.
   if (current.status === 'scheduled') await Promise.all([cancelStart(id), releaseScheduled(businessId, id)]);
   await updateUsageStatus(cancelled, 'cancelled');
   return broadcastView(cancelled);

@@ -27,7 +27,7 @@ import { DraftChecksFailed, dispatchOutbound, recordDraft, sendRecorded, type Di
 import { templateHeaderLink } from '#shared/templates/header-link.ts';
 import { budgetRefused, takeBudget } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
-import { commit } from '#shared/events/outbox.ts';
+import { commit, type TransactItem } from '#shared/events/outbox.ts';
 import { discardItems } from './send-state.ts';
 import { reserveSend } from '#shared/upstream/client.ts';
 import { loadSendContext, messagingAccount, routeChecks, routePut, type SendContext } from './send-route.ts';
@@ -49,6 +49,11 @@ export interface SendOptions {
    * its clients have no `allowButtonIdOverride`); otherwise they are resolved in the contract's order.
    */
   quickRepliesAsSent?: boolean;
+  /**
+   * Conditions the message is recorded under, before it goes upstream; when one fails, nothing is sent and `refused()`
+   * is thrown (a broadcast's send stops at its cancel this way, however late in its second it was launched).
+   */
+  recordIf?: { items: TransactItem[]; refused: () => Error };
 }
 
 /** Sends and returns the Send result; a rejected delivery or a bad request throws an ApiError. */
@@ -131,16 +136,19 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
     : undefined;
   // A send through the API spends a unit of its business's message budget (shared with broadcasts).
   let budgetDue = draft.sentBy === 'api';
+  // The caller's conditions come first among the draft's checks: a failed check's index tells whose it was.
+  const conditions = options.recordIf?.items ?? [];
+  const refusedByCaller = (err: unknown) => err instanceof DraftChecksFailed && err.index < conditions.length;
 
   if (context.route && !isMediaType(draft.messageType)) {
     // Known number: record against the route (checked in the same transaction) while the budget unit and the
     // number's throughput place are taken; the conversation is touched at the settle without being read.
     const route = context.route;
-    Object.assign(draft, { contactId: route.contactId, checks: [...routeChecks(businessId, phone, route), ...binding], conversationUnread: true });
+    Object.assign(draft, { contactId: route.contactId, checks: [...conditions, ...routeChecks(businessId, phone, route), ...binding], conversationUnread: true });
     draft.conversation = { id: route.conversationId } as Conversation;
     const reserved = reserveSend(draft.phoneNumberId);
     const [recorded, budgetTaken] = await Promise.all([
-      recordDraft(draft).catch((err) => (err instanceof DraftChecksFailed ? undefined : Promise.reject(err))),
+      recordDraft(draft).catch((err) => (refusedByCaller(err) ? Promise.reject(options.recordIf!.refused()) : err instanceof DraftChecksFailed ? undefined : Promise.reject(err))),
       budgetDue ? consumeOrdinarySend(businessId) : Promise.resolve(true),
     ]);
     if (!budgetTaken) {
@@ -159,10 +167,10 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   const { conversation } = await findOrCreateConversation(businessId, contact);
   draft.contactId = contact.id;
   draft.conversation = conversation;
-  draft.checks = [routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }), ...binding];
+  draft.checks = [...conditions, routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }), ...binding];
 
   if (isMediaType(draft.messageType)) {
     return (await media()).sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
   }
-  return dispatchOutbound(draft, recover);
+  return dispatchOutbound(draft, recover).catch((err) => Promise.reject(refusedByCaller(err) ? options.recordIf!.refused() : err));
 }

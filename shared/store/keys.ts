@@ -239,6 +239,8 @@ export const keys = {
   }),
   broadcastRecipientsPk,
   broadcastRecipientSkPrefix: 'R#',
+  /** Written once by a cancel: a broadcast's send records only while it does not exist (never updated: no conflicts). */
+  broadcastStop: (bid: string, broadcastId: string): Key => ({ pk: broadcastRecipientsPk(bid, broadcastId), sk: 'STOP' }),
   /** An explicit audience, in numbered chunks of contact ids beside the recipients. */
   broadcastAudienceChunk: (bid: string, broadcastId: string, chunk: number): Key => ({
     pk: broadcastRecipientsPk(bid, broadcastId),

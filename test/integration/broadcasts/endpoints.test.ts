@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { startQueueSink, type QueueSink } from '../../support/queues.ts';
 import { startUpstream } from './upstream.ts';
 
-const upstream = await startUpstream();
+const upstream = await startUpstream() as Awaited<ReturnType<typeof startUpstream>> & { state: { sent: { to: string }[] } };
 const { invoke, newTenant } = await import('../../support/api.ts');
 const { transition } = await import('#shared/broadcasts/repository.ts');
 const { putRecipients, settleRecipient, claimRecipient } = await import('#shared/broadcasts/recipients.ts');
@@ -301,5 +301,30 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     });
     expect(forged.status).toBe(400);
     expect((await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: randomUUID() } })).status).toBe(404);
+  });
+});
+
+describe('a cancelled broadcast', () => {
+  it('records, and so sends, none of its messages once the cancel has answered, however late they were launched; another broadcast still sends', async () => {
+    // Prepare: two broadcasts of one business, one of them cancelled; the worker's send port called for each
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const { sendTemplate, BroadcastStopped } = await import('#shared/broadcasts/sender.ts');
+    const create = async (name: string) => (await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body: { name, ...template, contact_ids: [randomUUID()], send_at: inAnHour() } })).body.data;
+    const [stopped, open] = [await create('Stopped'), await create('Open')];
+    expect((await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id: stopped.id } })).status).toBe(200);
+    const to = `+5215${String(Math.floor(Math.random() * 1e9)).padStart(9, '0')}`;
+    const request = { to, type: 'template', templateName: 'hello_world', language: 'en_US' };
+    const sentTo = () => upstream.state.sent.filter((m) => m.to === to.slice(1)).length;
+
+    // Act
+    const late = await sendTemplate(t.businessId, stopped.id, randomUUID(), request).then(() => 'sent', (err) => err);
+    const sentAfterLate = sentTo();
+    const other = await sendTemplate(t.businessId, open.id, randomUUID(), request);
+
+    // Assess
+    expect(late).toBeInstanceOf(BroadcastStopped);
+    expect(sentAfterLate).toBe(0);
+    expect(other.wamid).toMatch(/^wamid\./);
+    expect(sentTo()).toBe(1);
   });
 });
