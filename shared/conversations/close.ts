@@ -10,8 +10,11 @@ import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { getConversation, type Conversation } from './repository.ts';
 
+/** Reads and tries again while messages and assignments keep moving the conversation. */
+const CLOSE_ATTEMPTS = 5;
+
 export async function closeConversation(businessId: string, id: string): Promise<Conversation> {
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < CLOSE_ATTEMPTS; attempt++) {
     const current = await getConversation(businessId, id);
     if (!current) throw await missingRecord('conversation', id, businessId, notFound('Conversation not found'));
     if (current.status === 'closed') return current;
@@ -22,10 +25,18 @@ export async function closeConversation(businessId: string, id: string): Promise
           TableName: table(),
           Key: keys.conversation(businessId, id),
           UpdateExpression: 'SET #status = :closed, closedAt = :now, updatedAt = :now',
-          // The window carried over below is the one read: an inbound message meanwhile makes the close read again.
-          ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open) AND ${current.lastInboundAt ? 'lastInboundAt = :seen' : '(attribute_not_exists(lastInboundAt) OR attribute_type(lastInboundAt, :nullType))'}`,
+          // The window carried over below and the agent whose count drops are the ones read: an inbound message or an
+          // assignment meanwhile makes the close read again (else the count of an agent assigned meanwhile never drops).
+          ConditionExpression: `attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open) AND ${
+            current.lastInboundAt ? 'lastInboundAt = :seen' : '(attribute_not_exists(lastInboundAt) OR attribute_type(lastInboundAt, :nullType))'} AND ${
+            current.assignedAgentId ? 'assignedAgentId = :agent' : '(attribute_not_exists(assignedAgentId) OR attribute_type(assignedAgentId, :nullType))'}`,
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':closed': 'closed', ':open': 'open', ':now': now, ...(current.lastInboundAt ? { ':seen': current.lastInboundAt } : { ':nullType': 'NULL' }) },
+          ExpressionAttributeValues: {
+            ':closed': 'closed', ':open': 'open', ':now': now,
+            ...(current.lastInboundAt ? { ':seen': current.lastInboundAt } : {}),
+            ...(current.assignedAgentId ? { ':agent': current.assignedAgentId } : {}),
+            ...(!current.lastInboundAt || !current.assignedAgentId ? { ':nullType': 'NULL' } : {}),
+          },
         },
       },
       {
@@ -71,6 +82,7 @@ export async function closeConversation(businessId: string, id: string): Promise
     } catch (err) {
       // A concurrent close, message or reassignment moved first: read again and decide again.
       if ((err as Error)?.name !== 'TransactionCanceledException') throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** attempt));
     }
   }
   throw new Error(`could not close conversation ${id}`);

@@ -50,6 +50,35 @@ describe('agent assignment through contacts', () => {
     ]);
   });
 
+  it('keeps the counts exact when a close races an assignment: the close names the agent it took the conversation from', async () => {
+    // Prepare: 24 contacts, each with an open unassigned conversation, and one agent
+    const t = await newTenant();
+    const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
+    const pairs = await Promise.all(Array.from({ length: 24 }, async (_, i) => {
+      const contact = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: `+1415555${String(1100 + i)}` } })).body.contact;
+      const { conversation } = await findOrCreateConversation(t.businessId, (await getContact(t.businessId, contact.id))!);
+      return { contact, conversation };
+    }));
+
+    // Act: each conversation's assignment and close at the same time
+    const answers = await Promise.all(pairs.flatMap(({ contact, conversation }) => [
+      invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: contact.id }, body: { assigned_agent_id: ana.id } }),
+      invoke('POST /conversations/v1/{id}/close', { apiKey: t.apiKey, params: { id: conversation.id } }),
+    ]));
+
+    // Assess: every conversation closed; the agent holds none of them, and each close names the agent it had
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 0 });
+    const closed = new Map(eventsOf(t.businessId, 'conversation.closed').map((e) => [e.data.conversation_id, e.data.assigned_agent_id]));
+    const assignedBeforeClose = new Set(eventsOf(t.businessId, 'conversation.assigned').map((e) => e.data.conversation_id));
+    for (const { conversation } of pairs) {
+      const stored = (await db.send(new GetCommand({ TableName: table(), Key: keys.conversation(t.businessId, conversation.id), ConsistentRead: true }))).Item!;
+      expect(stored.status).toBe('closed');
+      expect(closed.get(conversation.id)).toBe(stored.assignedAgentId ?? null);
+      expect(closed.get(conversation.id) === ana.id).toBe(assignedBeforeClose.has(conversation.id));
+    }
+  });
+
   it('assigns future conversations of a contact created with an agent', async () => {
     const t = await newTenant();
     const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
