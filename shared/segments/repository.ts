@@ -4,8 +4,10 @@
  *  - `pk B#{bid}#SEG#{id} sk C#{contactId}`: one item per static member; added with attribute_not_exists
  *    and removed with attribute_exists, so a repeated request changes nothing and counts nothing.
  *  - `pk B#{bid}#SEGUSE#{id} sk {kind}#{refId}`: where the segment is used (usage.ts).
+ *  - `pk B#{bid} sk DSLOT#{n}`: the slot a dynamic segment holds (one of MAX_DYNAMIC_SEGMENTS), claimed with it and
+ *    released with it, so the cap holds under concurrent creates. Dynamic segments made before the slots hold none.
  */
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -28,11 +30,13 @@ export interface SegmentRecord {
   countedAt: string | null;
   /** Dynamic: the key of its maintained counters (new with every rule change); null on segments made before them. */
   counterKey: string | null;
+  /** Dynamic: the slot it holds under the business's cap; null on static segments and dynamic ones made before slots. */
+  slot?: number | null;
   createdAt: string;
   updatedAt: string;
 }
 
-const FIELDS = ['id', 'name', 'description', 'color', 'segmentType', 'rules', 'rulesFormat', 'contactCount', 'countedAt', 'counterKey', 'createdAt', 'updatedAt'] as const;
+const FIELDS = ['id', 'name', 'description', 'color', 'segmentType', 'rules', 'rulesFormat', 'contactCount', 'countedAt', 'counterKey', 'slot', 'createdAt', 'updatedAt'] as const;
 
 const toRecord = (item: Record<string, any>): SegmentRecord =>
   Object.fromEntries(FIELDS.map((f) => [f, item[f] ?? (f === 'contactCount' ? 0 : null)])) as unknown as SegmentRecord;
@@ -43,6 +47,22 @@ export async function putSegment(bid: string, s: SegmentRecord): Promise<void> {
     Item: { ...keys.segment(bid, s.id), type: 'segment', businessId: bid, ...s },
     ConditionExpression: 'attribute_not_exists(pk)',
   }));
+}
+
+/** Puts a new segment with the slot it claims (`s.slot`); false when another segment took that slot meanwhile. */
+export async function putSegmentInSlot(bid: string, s: SegmentRecord & { slot: number }): Promise<boolean> {
+  try {
+    await db.send(new TransactWriteCommand({
+      TransactItems: [
+        { Put: { TableName: table(), Item: { ...keys.segment(bid, s.id), type: 'segment', businessId: bid, ...s }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Put: { TableName: table(), Item: { ...keys.segmentSlot(bid, s.slot), type: 'segmentSlot', segmentId: s.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      ],
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error)?.name === 'TransactionCanceledException') return false;
+    throw err;
+  }
 }
 
 export async function getSegment(bid: string, id: string): Promise<SegmentRecord | undefined> {
@@ -93,13 +113,23 @@ export async function storeCount(bid: string, id: string, count: number, at: str
   })));
 }
 
-/** Deletes the segment; false when it did not exist. */
-export async function deleteSegmentItem(bid: string, id: string): Promise<boolean> {
-  return applied(db.send(new DeleteCommand({
-    TableName: table(),
-    Key: keys.segment(bid, id),
-    ConditionExpression: 'attribute_exists(pk)',
-  })));
+/** Deletes the segment, and frees the slot it holds; false when it did not exist. */
+export async function deleteSegmentItem(bid: string, id: string, slot?: number | null): Promise<boolean> {
+  const remove = { TableName: table(), Key: keys.segment(bid, id), ConditionExpression: 'attribute_exists(pk)' };
+  if (slot === undefined || slot === null) return applied(db.send(new DeleteCommand(remove)));
+  try {
+    await db.send(new TransactWriteCommand({
+      TransactItems: [
+        { Delete: remove },
+        // Only the slot this segment holds.
+        { Delete: { TableName: table(), Key: keys.segmentSlot(bid, slot), ConditionExpression: 'attribute_not_exists(pk) OR segmentId = :id', ExpressionAttributeValues: { ':id': id } } },
+      ],
+    }));
+    return true;
+  } catch (err) {
+    if ((err as Error)?.name === 'TransactionCanceledException') return false;
+    throw err;
+  }
 }
 
 /** All keys under a partition, for bulk clean-up. */

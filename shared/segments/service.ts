@@ -13,11 +13,11 @@ import { UUID_RE } from '#shared/http/schemas.ts';
 import { countDeadline, countSegment, countSegments, type CountOutcome } from './count.ts';
 import { isEmptyRules, isV3Shape, parseRules, ruleError, rulesCondition, type ParsedRules } from './rules.ts';
 import { ruleBoundsError } from './rule-bounds.ts';
-import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
+import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, putSegmentInSlot, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
 import { ruleInvalid, segmentNotFound, selectWithinBudget } from './errors.ts';
 import { listSegmentUsage } from './usage.ts';
 import { MAX_DYNAMIC_SEGMENTS, newCounterKey, registerCounters } from './counters/registry.ts';
-import { badRequest } from '#shared/http/errors.ts';
+import { badRequest, conflict } from '#shared/http/errors.ts';
 import { keys } from '#shared/store/keys.ts';
 
 /** The Segment resource as the API returns it. */
@@ -116,9 +116,12 @@ export async function createSegment(bid: string, input: CreateInput): Promise<Se
     createdAt: now,
     updatedAt: now,
   };
-  await assertRoom(bid, record.segmentType);
-  await putSegment(bid, record);
-  if (record.segmentType === 'static') return toView(record, { count: 0, stale: false, filters: null });
+  if (record.segmentType === 'static') {
+    assertRoom(await listSegments(bid), 'static');
+    await putSegment(bid, record);
+    return toView(record, { count: 0, stale: false, filters: null });
+  }
+  await putDynamic(bid, record);
   // After the segment item: a contact write that sees the new `v` also sees this segment (counters/write.ts).
   await registerCounters(bid);
   return toView(record, await countSegment(bid, record, { deadline: countDeadline() }));
@@ -132,16 +135,40 @@ export const MAX_SEGMENTS = 1000;
 
 /**
  * Past a cap, a 400 and no segment: every dynamic segment adds to every contact write's counter update, and every
- * segment to every `GET /segments`. The check reads the list, so creations racing at the cap can both pass.
+ * segment to every `GET /segments`. The dynamic cap is held by slots (putDynamic); the total is checked on the list,
+ * so creations racing at the 1,000th can both pass.
  */
-async function assertRoom(bid: string, type: SegmentType): Promise<void> {
-  const segments = await listSegments(bid);
+function assertRoom(segments: SegmentRecord[], type: SegmentType): void {
   if (segments.length >= MAX_SEGMENTS) {
     throw badRequest('segment_limit_reached', `A business has at most ${MAX_SEGMENTS} segments; delete one before adding another`);
   }
   if (type === 'dynamic' && segments.filter((s) => s.segmentType === 'dynamic').length >= MAX_DYNAMIC_SEGMENTS) {
     throw badRequest('segment_limit_reached', `A business has at most ${MAX_DYNAMIC_SEGMENTS} dynamic segments; delete one (or use a static segment) before adding another`);
   }
+}
+
+/** Tries of a dynamic create whose randomly picked free slot another create took first. */
+const SLOT_TRIES = 8;
+
+/**
+ * Stores a new dynamic segment in a free slot of the MAX_DYNAMIC_SEGMENTS (a random one, so concurrent creates
+ * rarely pick the same); the slot's conditional put is what makes the cap exact. Dynamic segments made before the
+ * slots hold none but still count against the cap, through the list.
+ */
+async function putDynamic(bid: string, record: SegmentRecord): Promise<void> {
+  for (let attempt = 0; attempt < SLOT_TRIES; attempt++) {
+    const segments = await listSegments(bid, true);
+    assertRoom(segments, 'dynamic');
+    // Under the cap (assertRoom counts every dynamic segment), so some slot is free.
+    const held = new Set(segments.map((s) => s.slot).filter((n): n is number => typeof n === 'number'));
+    const free = Array.from({ length: MAX_DYNAMIC_SEGMENTS }, (_, n) => n).filter((n) => !held.has(n));
+    const slot = free[Math.floor(Math.random() * free.length)];
+    if (await putSegmentInSlot(bid, { ...record, slot })) {
+      record.slot = slot;
+      return;
+    }
+  }
+  throw conflict('segment_create_conflict', 'Other dynamic segments were being created at the same time; try again');
 }
 
 export async function listSegmentViews(bid: string): Promise<SegmentView[]> {
@@ -236,7 +263,7 @@ export async function updateSegment(bid: string, record: SegmentRecord, input: U
 /** Deletes the segment and its member list; the contacts themselves are kept. */
 export async function deleteSegment(bid: string, id: unknown): Promise<{ id: string }> {
   const record = await loadSegment(bid, id);
-  if (!(await deleteSegmentItem(bid, record.id))) throw segmentNotFound();
+  if (!(await deleteSegmentItem(bid, record.id, record.slot))) throw segmentNotFound();
   await deletePartition(keys.segmentMembersPk(bid, record.id));
   if (record.counterKey) await registerCounters(bid, [record.counterKey]);
   return { id: record.id };

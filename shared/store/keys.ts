@@ -123,6 +123,8 @@ export const keys = {
   stagePrefix: (bid: string) => ({ pk: `${biz(bid)}#FUNNEL`, skPrefix: 'STAGE#' }),
   /** One of the 50 slots a stage occupies: claiming a free slot is how a new stage respects the limit without a hot counter. */
   stageSlot: (bid: string, slot: number): Key => ({ pk: `${biz(bid)}#FUNNEL`, sk: `FSLOT#${slot}` }),
+  /** One of the MAX_DYNAMIC_SEGMENTS slots a dynamic segment holds, as a stage holds a funnel slot. */
+  segmentSlot: (bid: string, slot: number): Key => ({ pk: biz(bid), sk: `DSLOT#${slot}` }),
 
   conversation: (bid: string, conversationId: string): Key => ({ pk: biz(bid), sk: `CONV#${conversationId}` }),
   conversationPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'CONV#' }),
