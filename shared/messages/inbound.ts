@@ -4,7 +4,7 @@
  * `message.received` emitted with the message in the upstream's own format. The AI worker is then asked
  * whether to answer, when the message is a customer's turn (shared/ai/customer-turn.ts).
  */
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from 'uuidv7';
 import { newEvent } from '#shared/events/outbox.ts';
 import { commitWithRetry } from './transact.ts';
 import { cancellationCodes } from '#shared/store/transact.ts';
@@ -77,7 +77,9 @@ export async function recordInbound(businessId: string, value: Record<string, an
   for (let attempt = 1; ; attempt++) {
     const { conversation } = await findOrCreateConversation(businessId, contact);
     const stored: Message = {
-      id: randomUUID(),
+      // A UUIDv7: Meta's timestamps are whole seconds, and a conversation's messages are ordered by time, then id, so
+      // the messages of one second keep the order they were received in (the AI reads them in that order too).
+      id: uuidv7(),
       businessId,
       conversationId: conversation.id,
       contactId: contact.id,

@@ -58,6 +58,20 @@ describe('inbound webhooks reach message.received unchanged', () => {
     expect(messages).toEqual([order, system]);
   });
 
+  it('lists the messages of one second in the order they came, as Meta timestamps them in whole seconds', async () => {
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const second = String(Math.floor(Date.now() / 1000));
+    const messages = ['uno', 'dos', 'tres', 'cuatro'].map((body) => ({ from, id: `wamid.${body}${from}`, timestamp: second, type: 'text', text: { body } }));
+
+    await webhook(t.phoneNumberId, { contacts: [{ profile: { name: 'O' }, wa_id: from }], messages });
+
+    const conversationId = h.events(t.businessId).find((e) => e.event === 'message.received')!.data.conversation_id;
+    const listed = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversationId } });
+    // Newest first.
+    expect(listed.body.messages.map((m: any) => m.content.body)).toEqual(['cuatro', 'tres', 'dos', 'uno']);
+  });
+
   it("keeps the change's own errors beside its message (pywa's interactive message with an error)", async () => {
     const t = await h.newTenant();
     const from = randomPhone().slice(1);
