@@ -13,7 +13,7 @@ import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryPrefix } from '#shared/store/query.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
-import { MAX_STAGES, type FunnelStage } from './model.ts';
+import type { FunnelStage } from './model.ts';
 
 /** Ranks of a freshly ordered funnel: wide gaps, so that many inserts fit between two stages. */
 export const RANK_STEP = 1024;
@@ -76,16 +76,6 @@ export const slotClaim = (bid: string, slot: number, stageId: string): TransactI
 export const slotRelease = (bid: string, slot: number): TransactItem => ({
   Delete: { TableName: table(), Key: keys.stageSlot(bid, slot) },
 });
-
-/**
- * The slots no stage holds, minus those this request already lost to a concurrent create (`lost`).
- * Empty when the funnel is full.
- */
-export function freeSlots(stages: RankedStage[], lost: ReadonlySet<number> = new Set()): number[] {
-  if (stages.length >= MAX_STAGES) return [];
-  const used = new Set(stages.map((s) => s.slot));
-  return Array.from({ length: MAX_STAGES }, (_, i) => i).filter((i) => !used.has(i) && !lost.has(i));
-}
 
 export const stagePut = (bid: string, stage: FunnelStage, rank: number, slot: number): TransactItem => ({
   Put: {

@@ -7,9 +7,10 @@ import { commit } from '#shared/events/outbox.ts';
 import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
 import { DEFAULT_STAGE_COLOR, MAX_STAGES, type FunnelStage } from './model.ts';
-import { freeSlots, getStage, type RankedStage, listRankedStages, listStages, publicStage, rankAt, RANK_STEP, slotClaim, slotRelease, stageDeleteIfEmpty, stageFieldsUpdate, stagePut, stageRank } from './repository.ts';
+import { getStage, type RankedStage, listRankedStages, listStages, publicStage, rankAt, RANK_STEP, slotClaim, slotRelease, stageDeleteIfEmpty, stageFieldsUpdate, stagePut, stageRank } from './repository.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 import { stageCreated, stageDeleted, stagesReordered, stageUpdated } from './events.ts';
+import { freeSlots, randomSlot } from '#shared/store/slots.ts';
 
 export const stageNotFound = () => notFound('Funnel stage not found');
 
@@ -39,14 +40,13 @@ export async function createStage(bid: string, input: { name: string; color?: st
     const ordered = read ?? (await listRankedStages(bid, true));
     read = undefined;
     if (ordered.length >= MAX_STAGES) throw stageLimitReached();
-    const free = freeSlots(ordered, lost);
+    const free = freeSlots(ordered.map((s) => s.slot), MAX_STAGES, lost);
     if (free.length === 0) {
       // Every free slot went to a create still in flight: read again once they have landed.
       lost.clear();
       throw new RetryableConflict('all free slots claimed concurrently');
     }
-    // At random, so that concurrent creates rarely pick the same slot.
-    const slot = free[Math.floor(Math.random() * free.length)];
+    const slot = randomSlot(free);
     // A position past the end appends: the stage lands as far as the client asked as the funnel allows.
     const position = Math.min(input.position ?? ordered.length, ordered.length);
     const now = new Date().toISOString();

@@ -19,8 +19,7 @@ export interface UpstreamCredentials {
 /**
  * The app secret that is not one: the marker `set-me` that stacks deployed before the random secret started with
  * (an empty one is a malformed secret, refused as such). Webhooks "signed" with it prove nothing, so they are
- * refused until it is set. Any other value is the operator's, a short one too: locally `UPSTREAM_APP_SECRET` may be
- * any value (decisions.md).
+ * refused until it is set. Any other value is the operator's choice, whatever its length.
  */
 export const isPlaceholderAppSecret = (appSecret: string): boolean => appSecret === 'set-me';
 

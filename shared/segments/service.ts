@@ -19,6 +19,7 @@ import { listSegmentUsage } from './usage.ts';
 import { MAX_DYNAMIC_SEGMENTS, newCounterKey, registerCounters } from './counters/registry.ts';
 import { badRequest, conflict } from '#shared/http/errors.ts';
 import { keys } from '#shared/store/keys.ts';
+import { freeSlots, randomSlot } from '#shared/store/slots.ts';
 
 /** The Segment resource as the API returns it. */
 export interface SegmentView {
@@ -151,22 +152,28 @@ function assertRoom(segments: SegmentRecord[], type: SegmentType): void {
 const SLOT_TRIES = 8;
 
 /**
- * Stores a new dynamic segment in a free slot of the MAX_DYNAMIC_SEGMENTS (a random one, so concurrent creates
- * rarely pick the same); the slot's conditional put is what makes the cap exact. Dynamic segments made before the
- * slots hold none but still count against the cap, through the list.
+ * Stores a new dynamic segment in a free slot of the MAX_DYNAMIC_SEGMENTS (shared/store/slots.ts); the slot's
+ * conditional put is what makes the cap exact. Dynamic segments made before the slots hold none but still count
+ * against the cap, through the list.
  */
 async function putDynamic(bid: string, record: SegmentRecord): Promise<void> {
+  // Slots this request lost to concurrent creates: the next try picks among the others, or reads the list again.
+  const lost = new Set<number>();
   for (let attempt = 0; attempt < SLOT_TRIES; attempt++) {
     const segments = await listSegments(bid, true);
     assertRoom(segments, 'dynamic');
-    // Under the cap (assertRoom counts every dynamic segment), so some slot is free.
-    const held = new Set(segments.map((s) => s.slot).filter((n): n is number => typeof n === 'number'));
-    const free = Array.from({ length: MAX_DYNAMIC_SEGMENTS }, (_, n) => n).filter((n) => !held.has(n));
-    const slot = free[Math.floor(Math.random() * free.length)];
+    const free = freeSlots(segments.filter((s) => s.segmentType === 'dynamic').map((s) => s.slot), MAX_DYNAMIC_SEGMENTS, lost);
+    if (free.length === 0) {
+      // Every free slot went to a create still in flight: read again once they have landed.
+      lost.clear();
+      continue;
+    }
+    const slot = randomSlot(free);
     if (await putSegmentInSlot(bid, { ...record, slot })) {
       record.slot = slot;
       return;
     }
+    lost.add(slot);
   }
   throw conflict('segment_create_conflict', 'Other dynamic segments were being created at the same time; try again');
 }
