@@ -9,6 +9,7 @@ import { notFound } from '#shared/http/errors.ts';
 import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { getConversation, type Conversation } from './repository.ts';
+import { isTransactionCancelled } from '#shared/store/transact.ts';
 
 /** Reads and tries again while messages and assignments keep moving the conversation. */
 const CLOSE_ATTEMPTS = 5;
@@ -81,7 +82,7 @@ export async function closeConversation(businessId: string, id: string): Promise
       return { ...current, status: 'closed', closedAt: now, updatedAt: now };
     } catch (err) {
       // A concurrent close, message or reassignment moved first: read again and decide again.
-      if ((err as Error)?.name !== 'TransactionCanceledException') throw err;
+      if (!isTransactionCancelled(err)) throw err;
       await new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** attempt));
     }
   }

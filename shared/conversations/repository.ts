@@ -17,6 +17,8 @@ import { commit, newEvent, type DomainEvent, type TransactItem } from '#shared/e
 import { getAgent } from '#shared/team/repository.ts';
 import type { Contact } from '#shared/contacts/model.ts';
 import { getContact } from '#shared/contacts/repository.ts';
+import { isTransactionCancelled } from '#shared/store/transact.ts';
+import { isConditionFailure as isSingleConditionFailure } from '#shared/store/conditional.ts';
 
 export const WINDOW_MS = 24 * 3600 * 1000;
 
@@ -85,8 +87,7 @@ async function conversationPointers(businessId: string, contactId: string): Prom
   return { openId: item(wanted[0].sk)?.conversationId as string | undefined, lastInboundAt: (item(wanted[1].sk)?.lastInboundAt as string | undefined) ?? null };
 }
 
-const isConditionFailure = (err: unknown) =>
-  (err as any)?.name === 'TransactionCanceledException' || (err as any)?.name === 'ConditionalCheckFailedException';
+const isConditionFailure = (err: unknown) => isTransactionCancelled(err) || isSingleConditionFailure(err);
 
 /**
  * The contact's open conversation, created when there is none. Creation emits `conversation.created` (and

@@ -16,6 +16,7 @@ import { isMediaType, type MediaType } from './formats.ts';
 import { templateHeaderLink } from '#shared/templates/header-link.ts';
 import { prepareThroughWorker } from './jobs.ts';
 import { planAfterUpstreamError, planMediaSend, type MediaJobReason, type MediaObject, type MediaSendRequest, type PreparedMedia } from './send-media.ts';
+import { isTransactionCancelled } from '#shared/store/transact.ts';
 
 /** The finisher name the media worker knows (shared/media/outbound-finisher.ts). */
 export const OUTBOUND_FINISHER = 'outbound-message';
@@ -119,7 +120,7 @@ async function storeQueued(draft: OutboundDraft): Promise<Outcome> {
   const message = outboundMessage(draft, now, 'queued');
   // Only if the worker has not finished it meanwhile.
   await commit([messagePut(message, 'attribute_not_exists(pk)'), messageOwnerPut(message)]).catch((err) => {
-    if ((err as Error).name !== 'TransactionCanceledException') throw err;
+    if (!isTransactionCancelled(err)) throw err;
   });
   return { status: 202, body: sendResult(message, draft.input) as unknown as Record<string, unknown> };
 }

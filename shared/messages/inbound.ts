@@ -7,7 +7,7 @@
 import { uuidv7 } from 'uuidv7';
 import { newEvent } from '#shared/events/outbox.ts';
 import { commitWithRetry } from './transact.ts';
-import { cancellationCodes } from '#shared/store/transact.ts';
+import { cancellationCodes, isTransactionCancelled } from '#shared/store/transact.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { type CustomerIdentity, findOrCreateContact, recordContactActivity } from '#shared/contacts/repository.ts';
 import { conversationTouch, findOrCreateConversation } from '#shared/conversations/repository.ts';
@@ -110,7 +110,7 @@ export async function recordInbound(businessId: string, value: Record<string, an
       );
     } catch (err) {
       // The wamid pointer already exists: a concurrent or repeated delivery of the same message.
-      if ((err as Error)?.name === 'TransactionCanceledException' && (await findByWamid(businessId, wamid))) return { stored: false };
+      if (isTransactionCancelled(err) && (await findByWamid(businessId, wamid))) return { stored: false };
       // The conversation was closed after it was read: the message opens the next one.
       if (attempt < MAX_CONVERSATION_TRIES && cancellationCodes(err)?.[CONVERSATION_TOUCH] === 'ConditionalCheckFailed') continue;
       throw err;

@@ -21,6 +21,7 @@ import { findByWamid, getMessage, type Message, type MessageStatus } from './rep
 import { clientCallbackData, eventData } from './events.ts';
 import { webhookTime } from './inbound.ts';
 import { settleSent } from './send-state.ts';
+import { isTransactionCancelled } from '#shared/store/transact.ts';
 
 export type StatusOutcome = 'applied' | 'ignored' | 'unknown';
 
@@ -132,7 +133,7 @@ async function moveStatus(businessId: string, message: Message, next: MessageSta
     );
     return true;
   } catch (err) {
-    if ((err as Error)?.name === 'TransactionCanceledException') return false;
+    if (isTransactionCancelled(err)) return false;
     throw err;
   }
 }

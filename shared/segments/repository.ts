@@ -13,6 +13,7 @@ import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll, queryPrefix } from '#shared/store/query.ts';
 import { batchWriteAll } from '#shared/store/batch.ts';
+import { isTransactionCancelled } from '#shared/store/transact.ts';
 
 export type SegmentType = 'static' | 'dynamic';
 
@@ -60,7 +61,7 @@ export async function putSegmentInSlot(bid: string, s: SegmentRecord & { slot: n
     }));
     return true;
   } catch (err) {
-    if ((err as Error)?.name === 'TransactionCanceledException') return false;
+    if (isTransactionCancelled(err)) return false;
     throw err;
   }
 }
@@ -127,7 +128,7 @@ export async function deleteSegmentItem(bid: string, id: string, slot?: number |
     }));
     return true;
   } catch (err) {
-    if ((err as Error)?.name === 'TransactionCanceledException') return false;
+    if (isTransactionCancelled(err)) return false;
     throw err;
   }
 }

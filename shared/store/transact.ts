@@ -15,6 +15,9 @@ export function cancellationCodes(err: unknown): CancelCode[] | undefined {
   return (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
 }
 
+/** True when `err` is a cancelled TransactWriteItems, whatever the reason (matched by name, as the client's error classes vary). */
+export const isTransactionCancelled = (err: unknown): boolean => cancellationCodes(err) !== undefined;
+
 /** True when a cancelled transaction failed one of its conditions: the state was not what the write expected. */
 export const cancelledByCondition = (err: unknown): boolean => cancellationCodes(err)?.includes('ConditionalCheckFailed') ?? false;
 
