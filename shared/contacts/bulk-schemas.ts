@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot';
 import { uuid } from '#shared/http/schemas.ts';
-import { optedOut, profileFields, tagChanges, tagList } from './schemas.ts';
+import { createContactFields, tagList, updateContactFields } from './schemas.ts';
 
 export const MAX_BULK_CONTACTS = 100;
 
@@ -21,9 +21,18 @@ export const bulkBody = v.object({
 
 export type BulkBody = v.InferOutput<typeof bulkBody>;
 
-export const bulkCreateItem = v.object({ phone_number: v.string('is required'), ...profileFields });
+/** A bulk item takes the fields of its single-contact request (POST or PATCH /contacts/v1), so none is dropped. */
+export const bulkCreateItem = v.object({ phone_number: v.string('is required'), ...createContactFields });
 
-export const bulkUpdateItem = v.object({ id: uuid(), ...profileFields, ...tagChanges, opted_out: optedOut });
+export const bulkUpdateItem = v.object({ id: uuid(), ...updateContactFields });
+
+/**
+ * Whether an item changes what the batched write of a contact does not cover (its phone number, its agent, its
+ * funnel stage): such an item is done by the single-contact service, with the conversations, stage counters,
+ * phone claims and events that go with it.
+ */
+export const needsSingleContactPath = (item: { phone_number?: string; assigned_agent_id?: string | null; funnel_stage_id?: string | null }, creating: boolean): boolean =>
+  (creating ? !!item.assigned_agent_id || !!item.funnel_stage_id : item.phone_number !== undefined || item.assigned_agent_id !== undefined || item.funnel_stage_id !== undefined);
 
 /** Which list each operation works on. */
 export const listOf = (op: BulkOperation): 'contacts' | 'contact_ids' => (op === 'create' || op === 'update' ? 'contacts' : 'contact_ids');

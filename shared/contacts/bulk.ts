@@ -6,8 +6,10 @@
  *
  * A group is all-or-nothing; when one is cancelled (a number claimed meanwhile, a contact edited meanwhile),
  * its contacts are redone one by one through the single-contact service, which re-reads, retries lost races
- * and gives each contact its own result. Contacts that repeat a phone number of the same request also take
- * that path, so the second one gets `duplicate_contact` naming the first.
+ * and gives each contact its own result. Contacts that repeat a phone number (or id) of the same request also
+ * take that path, so the second one gets `duplicate_contact` naming the first, and so do items that set an
+ * agent, a funnel stage or (on update) a phone number: their conversations, counters and claims are the
+ * single-contact service's.
  */
 import * as v from 'valibot';
 import { notFound, validationError } from '#shared/http/errors.ts';
@@ -22,8 +24,8 @@ import { normalizePhone } from './phone.ts';
 import { batchGetContacts, batchGetPhoneClaims, contactPut, newContact, identityReleases, phoneClaim, type StoredContact } from './repository.ts';
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { applyFieldPatch, createContact, deleteContact, updateContact, type FieldPatch } from './service.ts';
-import { dedupeTags } from './schemas.ts';
-import { bulkCreateItem, bulkUpdateItem, listOf, type BulkBody, type BulkOperation } from './bulk-schemas.ts';
+import { dedupeTags, type UpdateContactInput } from './schemas.ts';
+import { bulkCreateItem, bulkUpdateItem, listOf, needsSingleContactPath, type BulkBody, type BulkOperation } from './bulk-schemas.ts';
 import { fail, itemError, writeGroups, type BulkItemResult, type Unit } from './bulk-groups.ts';
 
 export interface BulkResult {
@@ -81,7 +83,9 @@ async function bulkCreate(bid: string, input: unknown[], results: BulkItemResult
       results[x.index] = fail(null, 'duplicate_contact', 'A contact with this phone number already exists', { phone_number: x.phone, existing_contact_id: existing });
       continue;
     }
-    if (seen.has(x.phone)) {
+    // A repeated number, or an item with an agent or a stage, goes alone, in request order.
+    if (seen.has(x.phone) || needsSingleContactPath(x.fields, true)) {
+      seen.add(x.phone);
       later.push(x);
       continue;
     }
@@ -92,6 +96,7 @@ async function bulkCreate(bid: string, input: unknown[], results: BulkItemResult
       email: x.fields.email || null,
       tags: dedupeTags(x.fields.tags ?? []),
       custom_fields: Object.fromEntries(Object.entries(x.fields.custom_fields ?? {}).filter(([, val]) => val !== null)),
+      opted_out: x.fields.opted_out ?? false,
       origin: 'bulk',
     });
     units.push({
@@ -132,7 +137,7 @@ function fieldUnit(bid: string, index: number, stored: StoredContact, next: Cont
 }
 
 async function bulkUpdate(bid: string, input: unknown[], results: BulkItemResult[]): Promise<void> {
-  const valid: { index: number; id: string; patch: FieldPatch }[] = [];
+  const valid: { index: number; id: string; patch: UpdateContactInput }[] = [];
   input.forEach((raw, index) => {
     const parsed = v.safeParse(bulkUpdateItem, raw);
     const id = typeof (raw as any)?.id === 'string' ? (raw as any).id : null;
@@ -154,8 +159,10 @@ async function bulkUpdate(bid: string, input: unknown[], results: BulkItemResult
       results[x.index] = fail(x.id, 'not_found', 'Contact not found');
       continue;
     }
-    // The same contact twice: the second change applies on top of the first, alone.
-    if (seen.has(x.id)) {
+    // The same contact twice (the second change applies on top of the first), or a change of number, agent or
+    // stage: alone, in request order.
+    if (seen.has(x.id) || needsSingleContactPath(x.patch, false)) {
+      seen.add(x.id);
       later.push(x);
       continue;
     }

@@ -52,12 +52,18 @@ export const tagChanges = { add_tags: v.optional(tagList), remove_tags: v.option
 
 export const optedOut = v.optional(v.boolean('must be a boolean'));
 
-/** Assignment and funnel stage: set by the single-contact endpoints (bulk has its own operations for them). */
-const placementFields = { assigned_agent_id: v.optional(v.nullable(uuid())), funnel_stage_id: v.optional(v.nullable(uuid())) };
+/** Assignment and funnel stage: each needs items of its own (conversations, stage counters), beside the contact's. */
+export const placementFields = { assigned_agent_id: v.optional(v.nullable(uuid())), funnel_stage_id: v.optional(v.nullable(uuid())) };
 
-export const createContactBody = v.object({ phone_number: phone, ...profileFields, ...placementFields, opted_out: optedOut });
+/** The fields of a contact create, single or bulk (a bulk item's phone number is checked by the service, item by item). */
+export const createContactFields = { ...profileFields, ...placementFields, opted_out: optedOut };
 
-export const updateContactBody = v.object({ phone_number: v.optional(phone), ...profileFields, ...tagChanges, ...placementFields, opted_out: optedOut });
+/** The fields of a contact update, single or bulk. */
+export const updateContactFields = { phone_number: v.optional(phone), ...profileFields, ...tagChanges, ...placementFields, opted_out: optedOut };
+
+export const createContactBody = v.object({ phone_number: phone, ...createContactFields });
+
+export const updateContactBody = v.object(updateContactFields);
 
 export type CreateContactInput = v.InferOutput<typeof createContactBody> & { origin?: string };
 export type UpdateContactInput = v.InferOutput<typeof updateContactBody>;

@@ -1,6 +1,11 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { invoke, newTenant } from '../../support/api.ts';
 import { createApiKey } from '#shared/auth/api-keys.ts';
+import { addAgent } from '#shared/team/repository.ts';
+import { findOrCreateConversation } from '#shared/conversations/repository.ts';
+import { getContact } from '#shared/contacts/repository.ts';
+import { keys } from '#shared/store/keys.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { eventSink } from '../../support/queues.ts';
 
@@ -97,6 +102,69 @@ describe('POST /contacts/v1/bulk', () => {
     expect(eventsOf(t.businessId, 'contact.deleted').map((e) => e.data.contact_id)).toEqual([ids[0]]);
     // update (1) + add_tags (3) + remove_tags (2)
     expect(eventsOf(t.businessId, 'contact.updated')).toHaveLength(6);
+  });
+
+  it('takes every field of the single-contact create: agent, funnel stage and opt-out are applied, unknown ones fail their item', async () => {
+    const t = await newTenant();
+    const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
+    const stage = (await invoke('POST /funnel/v1/stages', { apiKey: t.apiKey, body: { name: 'Lead' } })).body.stage;
+    const unknown = '00000000-0000-4000-8000-000000000000';
+
+    const res = await bulk(t.apiKey, {
+      operation: 'create',
+      contacts: [
+        { phone_number: '+14155554000', assigned_agent_id: ana.id, funnel_stage_id: stage.id },
+        { phone_number: '+14155554001', opted_out: true },
+        { phone_number: '+14155554002', assigned_agent_id: unknown },
+        { phone_number: '+14155554003', funnel_stage_id: unknown },
+        // The same number as the first item, whose agent sends it alone: the first in the request wins.
+        { phone_number: '+1 415 555 4000' },
+      ],
+    });
+
+    expect(res.status).toBe(207);
+    const [placed, optedOut, noAgent, noStage, repeat] = res.body.results;
+    expect(placed).toEqual({ success: true, contact_id: expect.any(String), phone_number: '+14155554000' });
+    expect(optedOut).toMatchObject({ success: true });
+    expect(noAgent).toMatchObject({ success: false, error: 'create_failed', phone_number: '+14155554002', message: expect.stringContaining('assigned_agent_id') });
+    expect(noStage).toMatchObject({ success: false, error: 'create_failed', phone_number: '+14155554003', message: expect.stringContaining('funnel_stage_id') });
+    expect(repeat).toMatchObject({ success: false, error: 'duplicate_contact', existing_contact_id: placed.contact_id });
+    const get = (id: string) => invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id } }).then((r) => r.body.contact);
+    expect(await get(placed.contact_id)).toMatchObject({ assigned_agent_id: ana.id, funnel_stage_id: stage.id });
+    expect(await get(optedOut.contact_id)).toMatchObject({ opted_out: true });
+    expect((await invoke('GET /funnel/v1/stages/{id}', { apiKey: t.apiKey, params: { id: stage.id } })).body.stage.contact_count).toBe(1);
+    expect(eventsOf(t.businessId, 'contact.created')).toHaveLength(2);
+  });
+
+  it('takes every field of the single-contact update: agent, funnel stage and phone number change with their events', async () => {
+    const t = await newTenant();
+    const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
+    const stage = (await invoke('POST /funnel/v1/stages', { apiKey: t.apiKey, body: { name: 'Lead' } })).body.stage;
+    const ids: string[] = (await bulk(t.apiKey, { operation: 'create', contacts: phones(3, 4155555000).map((phone_number) => ({ phone_number })) })).body.results.map((r: any) => r.contact_id);
+    const { conversation } = await findOrCreateConversation(t.businessId, (await getContact(t.businessId, ids[0]))!);
+
+    const res = await bulk(t.apiKey, {
+      operation: 'update',
+      contacts: [
+        { id: ids[0], assigned_agent_id: ana.id, name: 'Ana\'s lead' },
+        { id: ids[1], funnel_stage_id: stage.id },
+        { id: ids[2], phone_number: '+14155555999' },
+        { id: ids[1], assigned_agent_id: '00000000-0000-4000-8000-000000000000' },
+      ],
+    });
+
+    expect(res.status).toBe(207);
+    expect(res.body.results.map((r: any) => r.success)).toEqual([true, true, true, false]);
+    expect(res.body.results[3]).toMatchObject({ error: 'update_failed', contact_id: ids[1] });
+    const get = (id: string) => invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id } }).then((r) => r.body.contact);
+    expect(await get(ids[0])).toMatchObject({ assigned_agent_id: ana.id, name: "Ana's lead" });
+    expect(await get(ids[1])).toMatchObject({ funnel_stage_id: stage.id, assigned_agent_id: null });
+    expect(await get(ids[2])).toMatchObject({ phone_number: '+14155555999' });
+    const assigned = (await db.send(new GetCommand({ TableName: table(), Key: keys.conversation(t.businessId, conversation.id), ConsistentRead: true }))).Item!.assignedAgentId;
+    expect(assigned).toBe(ana.id);
+    expect(eventsOf(t.businessId, 'conversation.assigned').map((e) => e.data.conversation_id)).toEqual([conversation.id]);
+    expect(eventsOf(t.businessId, 'contact.stage_changed').map((e) => e.data.contact_id)).toEqual([ids[1]]);
+    expect((await invoke('GET /funnel/v1/stages/{id}', { apiKey: t.apiKey, params: { id: stage.id } })).body.stage.contact_count).toBe(1);
   });
 
   it.each([
