@@ -1,6 +1,8 @@
 /**
  * Delivery statuses from upstream webhooks. A message moves forward only — sent → delivered → read, and to
- * failed from sent or delivered — so webhooks arriving out of order or twice change nothing; each move is a
+ * failed only before it was delivered (a delivered or read receipt proves the customer's device has it, so a
+ * later failed status must not make it retryable, and a retry send it twice) — so webhooks arriving out of
+ * order or twice change nothing; each move is a
  * conditional update written with its event (`message.delivered`, `message.read`, `message.failed`).
  *
  * A status for a wamid the service does not know yet may belong to a send whose answer was lost after the
@@ -33,7 +35,7 @@ const FROM = new Map<string, MessageStatus[]>([
   ['sent', ['queued']],
   ['delivered', ['queued', 'sent']],
   ['read', ['queued', 'sent', 'delivered']],
-  ['failed', ['queued', 'sent', 'delivered']],
+  ['failed', ['queued', 'sent']],
 ]);
 
 const EVENT = new Map<string, EventName>([
@@ -108,8 +110,10 @@ async function moveStatus(businessId: string, message: Message, next: MessageSta
     sets.push('#error = :error');
     values[':error'] = error;
   }
+  // Each event carries the status object it stands for: the delivery a read receipt implies carries the receipt as
+  // a delivered one (same id, recipient and time), so that a receiver reading `statuses[0].status` sees its event.
   const event = (name: MessageStatus, extra: Record<string, unknown>) => newEvent(businessId, EVENT.get(name)!, eventData({ ...message, status: name }, {
-    ...extra, ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...upstreamStatus(status, message),
+    ...extra, ...(message.sentBy ? { sent_by: message.sentBy } : {}), ...upstreamStatus(name === next ? status : { ...status, status: name }, message),
   }));
   const events = [
     ...(impliesDelivery ? [event('delivered', { delivered_at: at })] : []),

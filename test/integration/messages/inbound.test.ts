@@ -266,6 +266,24 @@ describe('delivery statuses', () => {
     expect(statusEvents(t.businessId)).toEqual(['message.delivered', 'message.read']);
     const implied = h.events(t.businessId).find((e) => e.event === 'message.delivered')!;
     expect(implied.data).toMatchObject({ status: 'delivered', delivered_at: message.readAt, wamid });
+    // Each event carries the status object it stands for: the receipt, as a delivered one, in the implied delivery.
+    expect(implied.data.statuses).toEqual([expect.objectContaining({ id: wamid, status: 'delivered' })]);
+    const readEvent = h.events(t.businessId).find((e) => e.event === 'message.read')!;
+    expect(readEvent.data.statuses).toEqual([expect.objectContaining({ id: wamid, status: 'read' })]);
+  });
+
+  it('keeps a delivered message delivered when a failed status comes after the receipt (no retry can send it twice)', async () => {
+    const { t, id, wamid } = await sentMessage();
+    await h.status(wamid, 'delivered');
+    await h.drain();
+    await h.status(wamid, 'failed', { code: 131049 });
+    await h.drain();
+
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'delivered', deliveredAt: expect.any(String) });
+    expect(statusEvents(t.businessId)).toEqual(['message.delivered']);
+    const retry = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
+    expect(retry.status).toBe(400);
+    expect(retry.body.error).toBe('invalid_state');
   });
 
   it('gives the same events, in order, when delivered and read are applied at the same time', async () => {
