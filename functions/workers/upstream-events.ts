@@ -18,6 +18,7 @@ import { logger } from '#shared/log/logger.ts';
 import { throwIfConfigurationError } from '#shared/queue/worker-failures.ts';
 import { workers } from '#shared/routes.ts';
 import { isObject } from '#shared/lang/is-object.ts';
+import { parseStorableJson } from '#shared/lang/client-keys.ts';
 
 /** How long an unknown wamid is waited for before its status is dropped. */
 const UNKNOWN_WAMID_PATIENCE_MS = 5 * 60 * 1000;
@@ -37,7 +38,7 @@ function listOf(value: unknown, part: string, messageId: string): any[] {
 async function processRecord(record: SQSRecord): Promise<void> {
   let payload: Record<string, any>;
   try {
-    payload = JSON.parse(record.body);
+    payload = parseStorableJson(record.body) as Record<string, any>;
   } catch {
     logger.warn('upstream event that is not JSON dropped', { messageId: record.messageId });
     return;

@@ -26,3 +26,9 @@ export const isUnstorableKey = (key: string): boolean => UNSTORABLE_KEYS.include
 /** The unstorable keys `value` holds itself, when it is an object. */
 export const unstorableKeysOf = (value: unknown): string[] =>
   typeof value === 'object' && value !== null ? UNSTORABLE_KEYS.filter((key) => Object.hasOwn(value, key)) : [];
+
+/**
+ * JSON from outside that is stored as it came (Meta's notifications): parsed without the unstorable keys, at any
+ * depth, so that the rest of it is kept rather than the whole refused by the marshaller. Meta never sends them.
+ */
+export const parseStorableJson = (text: string): unknown => JSON.parse(text, (key, value) => (isUnstorableKey(key) ? undefined : value));

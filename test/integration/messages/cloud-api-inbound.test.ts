@@ -46,6 +46,27 @@ describe('inbound webhooks reach message.received unchanged', () => {
     expect(received?.data.contacts).toEqual(contacts);
   });
 
+  it.each(['__proto__', 'constructor', 'prototype'])('stores and reports a message that carries a key named %s, without that key', async (name) => {
+    // Prepare: the key on the message, in its context and in its text (raw JSON: an object literal would not keep it)
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const key = JSON.stringify(name);
+    const message = `{"from":"${from}","id":"wamid.p${from}","timestamp":"${Math.floor(Date.now() / 1000)}","type":"text",` +
+      `"text":{"body":"hola",${key}:"x"},"context":{${key}:{"polluted":1},"id":"wamid.previous"},${key}:{"prototype":{"polluted":1}}}`;
+    const raw = `{"object":"whatsapp_business_account","entry":[{"id":"waba","changes":[{"field":"messages","value":{"messaging_product":"whatsapp",` +
+      `"metadata":{"phone_number_id":"${t.phoneNumberId}"},"contacts":[{"wa_id":"${from}"}],"messages":[${message}]}}]}]}`;
+
+    // Act
+    const res = await h.invoke('POST /webhooks/upstream', { rawBody: raw, headers: { 'x-hub-signature-256': signatureOf(raw, TEST_UPSTREAM.appSecret) } });
+
+    // Assess: no worker failure (it went to the dead-letter queue), the message kept whole but for those keys
+    expect(res.status).toBe(200);
+    expect(await h.drain()).toBe(0);
+    const received = h.events(t.businessId).filter((e) => e.event === 'message.received');
+    expect(received.map((e) => e.data.messages)).toEqual([[{ from, id: `wamid.p${from}`, timestamp: expect.any(String), type: 'text', text: { body: 'hola' }, context: { id: 'wamid.previous' } }]]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('keeps an order and a system message', async () => {
     const t = await h.newTenant();
     const from = randomPhone().slice(1);
