@@ -97,7 +97,7 @@ function settleTouching<T>(draft: OutboundDraft, at: string, sent: boolean, sett
   });
   const read = (current: Conversation) => conversationTouch(current, { at, direction: 'outbound', ...ai(current) });
   if (!draft.conversationUnread) return settle(read(draft.conversation));
-  return withConversationTouch(draft.businessId, draft.conversation.id, settle, () => unreadOutboundTouch(draft.businessId, draft.conversation.id, { at, ...ai() }), read);
+  return withConversationTouch(draft.businessId, draft.conversation.id, sent ? 'sent' : 'failed', settle, () => unreadOutboundTouch(draft.businessId, draft.conversation.id, { at, ...ai() }), read);
 }
 
 /** Sends a recorded draft upstream (with its throughput place, when taken already) and settles it. */

@@ -100,6 +100,7 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   await withConversationTouch(
     businessId,
     message.conversationId,
+    'sent',
     (touch) => settleSent({ message, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt }, retry: true, items: [touch], eventExtra: { retried_at: retriedAt } }),
     () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt }),
     (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound' }),

@@ -62,17 +62,21 @@ export const claimItems = (message: Message, attempt: string, at: string): Trans
   markerPut(message, attempt, at),
 ];
 
-/** How many items of a settle come before the caller's own (the first of which is the conversation's touch). */
-export const SETTLE_ITEMS = 3;
+/**
+ * How many items of a settle come before the caller's own (the first of which is the conversation's touch): a sent
+ * one writes the message, its wamid pointer and the marker's delete; a failed one the message and the marker's delete.
+ */
+export const SETTLE_ITEMS = { sent: 3, failed: 2 } as const;
 
 /**
- * Runs a settle whose first own item touches the conversation without having read it (`unread`); when that
+ * Runs a settle (`kind`) whose first own item touches the conversation without having read it (`unread`); when that
  * touch's conditions do not hold (a later message, a longer running AI pause), reads the conversation and
  * settles again with the touch made from the read (`read`).
  */
 export async function withConversationTouch<T>(
   businessId: string,
   conversationId: string,
+  kind: keyof typeof SETTLE_ITEMS,
   settle: (touch: TransactItem) => Promise<T>,
   unread: () => TransactItem,
   read: (current: Conversation) => TransactItem,
@@ -80,7 +84,7 @@ export async function withConversationTouch<T>(
   try {
     return await settle(unread());
   } catch (err) {
-    if (cancellationCodes(err)?.[SETTLE_ITEMS] !== 'ConditionalCheckFailed') throw err;
+    if (cancellationCodes(err)?.[SETTLE_ITEMS[kind]] !== 'ConditionalCheckFailed') throw err;
     const current = await getConversation(businessId, conversationId);
     if (!current) throw err;
     return settle(read(current));

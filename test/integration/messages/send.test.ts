@@ -2,6 +2,8 @@
  * The send path against DynamoDB Local and the upstream sandbox: every message type, the 24-hour window,
  * every upstream code of the contract, transient faults, conversations, AI control and idempotency.
  */
+import { signatureOf } from '#shared/upstream/signature.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 import { startHarness, randomPhone, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -97,6 +99,29 @@ describe('POST /messages/v1: upstream delivery failures', () => {
     const stored = await getMessage(t.apiKey, res.body.data.id);
     expect(stored).toMatchObject({ status: 'failed', error: { code: '131047' }, wamid: null });
     expect(h.events(t.businessId).map((e) => e.event)).toContain('message.failed');
+  });
+
+  it('settles a refused send as failed when its conversation holds a later message (the touch read again, not a 500)', async () => {
+    // Prepare: the customer's message, timed a minute ahead, is the conversation's latest; the upstream stand-in never
+    // saw it, so it refuses the send (131047), and the failed send's touch of the conversation must not move it back.
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const ahead = String(Math.floor(Date.now() / 1000) + 60);
+    const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'waba', changes: [{ field: 'messages', value: {
+      messaging_product: 'whatsapp', metadata: { phone_number_id: t.phoneNumberId }, contacts: [{ wa_id: from }],
+      messages: [{ from, id: `wamid.ahead.${from}`, timestamp: ahead, type: 'text', text: { body: 'hola' } }] } }] }] });
+    expect((await h.invoke('POST /webhooks/upstream', { rawBody: raw, headers: { 'x-hub-signature-256': signatureOf(raw, TEST_UPSTREAM.appSecret) } })).status).toBe(200);
+    expect(await h.drain()).toBe(0);
+
+    // Act
+    const res = await h.send(t.apiKey, { to: `+${from}`, content: 'hola' });
+
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'message_delivery_failed', code: '131047', data: { status: 'failed' } });
+    expect(await getMessage(t.apiKey, res.body.data.id)).toMatchObject({ status: 'failed' });
+    const conversation = (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: res.body.data.conversationId } })).body;
+    expect(JSON.stringify(conversation)).toContain(new Date(Number(ahead) * 1000).toISOString());
   });
 
   it.each([
