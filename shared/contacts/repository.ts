@@ -19,7 +19,7 @@ import { commit, type TransactItem } from '#shared/events/outbox.ts';
 import { projectionAttributes } from '#shared/contacts/filters/projection.ts';
 import type { Contact } from './model.ts';
 import { normalizePhone } from './phone.ts';
-import { contactCreated } from './events.ts';
+import { contactCreated, contactUpdated } from './events.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
 import { ownerPut } from '#shared/auth/ownership.ts';
 import { trackContactWrite } from '#shared/segments/counters/hook.ts';
@@ -155,35 +155,60 @@ export async function queryContactItems(bid: string, startKey: Record<string, un
   return { items: (page.Items ?? []).map(toContact), lastKey: page.LastEvaluatedKey };
 }
 
-/** Who a customer is: their phone number (E.164), or, for one who wrote by username only, their business-scoped user id. */
-export type CustomerIdentity = { phone: string } | { userId: string };
+/**
+ * Who a customer is, as much as a message tells: their phone number (E.164) and their business-scoped user id, either
+ * or both (a customer who writes by username may come without a number; Meta sends the user id beside the number too).
+ */
+export type CustomerIdentity = { phone: string; userId?: string } | { phone?: undefined; userId: string };
+
+/** The live contact an identity claim names; a claim left without one (never written so by this code) is released. */
+async function claimedContact(businessId: string, claimKey: Record<string, string>): Promise<StoredContact | undefined> {
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: claimKey, ConsistentRead: true }));
+  const id = Item?.contactId as string | undefined;
+  if (!id) return undefined;
+  const stored = await getStoredContact(businessId, id);
+  if (stored && !stored.contact.deleted_at) return stored;
+  await db.send(new DeleteCommand({ TableName: table(), Key: claimKey, ConditionExpression: 'contactId = :id', ExpressionAttributeValues: { ':id': id } })).catch(() => undefined);
+  throw new RetryableConflict('stale identity claim');
+}
 
 /**
- * The contact of a customer, created (origin `inbound` unless told) when there is none. Race-safe: two
- * concurrent calls for one customer create one contact, the loser reads the winner's. Emits `contact.created`.
+ * The contact of a customer, created (origin `inbound` unless told) when neither of their identities names one.
+ * One customer is one contact: a contact found by one identity takes the other when it has none yet and no other
+ * contact holds it (the number of a username customer who now shows it, the user id Meta sends beside a number),
+ * with `contact.updated`. When the two name different contacts, the number's is the one (they are not merged).
+ * Race-safe: two concurrent calls for one customer create one contact, the loser reads the winner's. Emits
+ * `contact.created`.
  */
 export async function findOrCreateContact(
   businessId: string,
   who: CustomerIdentity,
   opts: { origin?: string; name?: string } = {},
 ): Promise<{ contact: Contact; created: boolean }> {
-  const claimKey = 'phone' in who ? keys.contactPhone(businessId, who.phone) : keys.contactUserId(businessId, who.userId);
   return optimistic(async () => {
-    const { Item } = await db.send(new GetCommand({ TableName: table(), Key: claimKey, ConsistentRead: true }));
-    const existingId = Item?.contactId as string | undefined;
-    if (existingId) {
-      const existing = await getContact(businessId, existingId);
-      if (existing) return { contact: existing, created: false };
-      // A claim left without a live contact (never written so by this code): release it and try again.
-      await db.send(new DeleteCommand({
-        TableName: table(),
-        Key: claimKey,
-        ConditionExpression: 'contactId = :id',
-        ExpressionAttributeValues: { ':id': existingId },
-      })).catch(() => undefined);
-      throw new RetryableConflict('stale identity claim');
+    const [byPhone, byUser] = await Promise.all([
+      who.phone ? claimedContact(businessId, keys.contactPhone(businessId, who.phone)) : undefined,
+      who.userId ? claimedContact(businessId, keys.contactUserId(businessId, who.userId)) : undefined,
+    ]);
+    const found = byPhone ?? byUser;
+    if (found) {
+      const c = found.contact;
+      // The identity the contact lacks, when no contact holds it.
+      const { phone, userId } = who;
+      const learnt: { field: 'whatsapp_user_id' | 'phone_number'; claim: TransactItem; value: string } | undefined =
+        !byUser && userId && !c.whatsapp_user_id ? { field: 'whatsapp_user_id', value: userId, claim: userIdClaim(businessId, userId, c.id) }
+          : !byPhone && phone && !c.phone_number ? { field: 'phone_number', value: phone, claim: phoneClaim(businessId, phone, c.id) } : undefined;
+      if (!learnt) return { contact: c, created: false };
+      const next: Contact = { ...c, [learnt.field]: learnt.value, updated_at: new Date().toISOString() };
+      try {
+        await commit([contactPut(businessId, next, found.version, c), learnt.claim], [contactUpdated(businessId, next, [learnt.field])]);
+      } catch (err) {
+        if (cancellationCodes(err)) throw new RetryableConflict('contact or identity changed concurrently');
+        throw err;
+      }
+      return { contact: next, created: false };
     }
-    const identity = 'phone' in who ? { phone_number: who.phone } : { whatsapp_user_id: who.userId };
+    const identity = { ...(who.phone ? { phone_number: who.phone } : {}), ...(who.userId ? { whatsapp_user_id: who.userId } : {}) };
     const contact = newContact({ ...identity, name: opts.name ?? null, origin: opts.origin ?? 'inbound' });
     try {
       await commit([contactPut(businessId, contact, null), ...identityClaims(businessId, contact), ownerPut('contact', contact.id, businessId)], [contactCreated(businessId, contact)]);

@@ -40,8 +40,10 @@ function senderOf(value: Record<string, any>, message: Record<string, any>) {
   const contacts = Array.isArray(value.contacts) ? (value.contacts as unknown[]).filter((c): c is Record<string, any> => typeof c === 'object' && c !== null) : [];
   const only = contacts.length === 1 && message.from === undefined && message.from_user_id === undefined ? contacts[0] : undefined;
   const phone = String(message.from ?? only?.wa_id ?? '').replace(/\D/g, '');
-  const userId = nonEmpty(message.from_user_id) ?? nonEmpty(only?.user_id);
-  const entry = only ?? contacts.find((c) => (phone && String(c.wa_id) === phone) || (userId && c.user_id === userId));
+  const fromUserId = nonEmpty(message.from_user_id);
+  const entry = only ?? contacts.find((c) => (phone && String(c.wa_id) === phone) || (fromUserId && c.user_id === fromUserId));
+  // The user id Meta sends beside a number (in the sender's contacts entry) names the same customer.
+  const userId = fromUserId ?? nonEmpty(entry?.user_id);
   const name = entry?.profile?.name ?? entry?.profile?.username;
   return { phone: phone || undefined, userId, name: typeof name === 'string' && name ? name : undefined, entry };
 }
@@ -61,7 +63,7 @@ export async function recordInbound(businessId: string, value: Record<string, an
   const known = await findByWamid(businessId, wamid);
   if (known) return askAiAgain(businessId, known.messageId);
 
-  const who: CustomerIdentity = sender.phone ? { phone: `+${sender.phone}` } : { userId: sender.userId! };
+  const who: CustomerIdentity = sender.phone ? { phone: `+${sender.phone}`, userId: sender.userId } : { userId: sender.userId! };
   const { contact } = await findOrCreateContact(businessId, who, { origin: 'inbound', ...(sender.name ? { name: sender.name } : {}) });
   const at = webhookTime(message.timestamp);
   const type = String(message.type ?? 'unknown');

@@ -204,6 +204,49 @@ describe('a customer who writes by username, without a number', () => {
     expect(third.messages).toEqual([message(3)]);
     expect(third.contact_id).not.toBe(first.contact_id);
   });
+
+  it('is one contact and one conversation whether a message names them by number and user id, or by user id alone', async () => {
+    // Prepare: Meta sends the user id beside the number (pywa's text message), then the same customer by username only
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const userId = `US.${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+    const now = Math.floor(Date.now() / 1000);
+    const withNumber = { from, id: `wamid.n.${userId}`, timestamp: String(now), type: 'text', text: { body: 'hola' } };
+    const byUsername = { from_user_id: userId, id: `wamid.u.${userId}`, timestamp: String(now + 1), type: 'text', text: { body: 'otra vez' } };
+
+    // Act
+    await webhook(t.phoneNumberId, { contacts: [{ profile: { name: 'Ana' }, wa_id: from, user_id: userId }], messages: [withNumber] });
+    await webhook(t.phoneNumberId, { contacts: [{ profile: { name: 'Ana', username: 'ana.ruiz' }, user_id: userId }], messages: [byUsername] });
+
+    // Assess
+    const [first, second] = h.events(t.businessId).filter((e) => e.event === 'message.received').map((e) => e.data);
+    expect(second.contact_id).toBe(first.contact_id);
+    expect(second.conversation_id).toBe(first.conversation_id);
+    expect(h.events(t.businessId).filter((e) => e.event === 'contact.created')).toHaveLength(1);
+    const contact = (await h.invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: first.contact_id } })).body.contact;
+    expect(contact).toMatchObject({ phone_number: `+${from}`, whatsapp_user_id: userId });
+  });
+
+  it('keeps its contact when it later writes with its number: the contact takes the number (contact.updated)', async () => {
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const userId = `US.${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+    const now = Math.floor(Date.now() / 1000);
+
+    await webhook(t.phoneNumberId, { contacts: [{ profile: { username: 'ana.ruiz' }, user_id: userId }], messages: [{ from_user_id: userId, id: `wamid.u.${userId}`, timestamp: String(now), type: 'text', text: { body: 'hola' } }] });
+    await webhook(t.phoneNumberId, { contacts: [{ profile: { name: 'Ana' }, wa_id: from, user_id: userId }], messages: [{ from, from_user_id: userId, id: `wamid.n.${userId}`, timestamp: String(now + 1), type: 'text', text: { body: 'mi número' } }] });
+
+    const [first, second] = h.events(t.businessId).filter((e) => e.event === 'message.received').map((e) => e.data);
+    expect(second.contact_id).toBe(first.contact_id);
+    expect(second.conversation_id).toBe(first.conversation_id);
+    expect(h.events(t.businessId).filter((e) => e.event === 'contact.updated').map((e) => e.data.changed_fields)).toEqual([['phone_number']]);
+    const contact = (await h.invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: first.contact_id } })).body.contact;
+    expect(contact).toMatchObject({ phone_number: `+${from}`, whatsapp_user_id: userId });
+    // The number now finds this contact, and its open conversation, for a send (which the upstream stand-in, that
+    // never saw this customer write, then refuses: the message is recorded in that conversation all the same).
+    const sent = await h.invoke('POST /messages/v1', { apiKey: t.apiKey, body: { to: `+${from}`, content: 'gracias' } });
+    expect(sent.body).toMatchObject({ data: { conversationId: first.conversation_id } });
+  });
 });
 
 describe('status webhooks reach the status events unchanged', () => {
