@@ -19,6 +19,8 @@ import { jsonBody, multipartBody, unusedBody, type BodyKind } from './middleware
 import { json, type HandlerResult, type Reply } from './reply.ts';
 import { state } from './state.ts';
 import { toFieldErrors } from './validation.ts';
+import { toRequestFailure } from '#shared/upstream/error-codes.ts';
+import type { UpstreamError } from '#shared/upstream/client.ts';
 
 export type AnySchema = v.GenericSchema | v.GenericSchemaAsync;
 
@@ -81,6 +83,12 @@ const TABLE_THROTTLING = new Set(['ProvisionedThroughputExceededException', 'Thr
 /** Maps every error to a JSON reply; an unknown error is a bug, logged with its stack and answered 500. */
 export const toReply = (err: unknown, extraHeaders: Record<string, string> = {}): Reply => {
   if (err instanceof ApiError) return json(err.status, err.body, { ...extraHeaders, ...err.headers });
+  // An upstream call that failed outside a send (whose failures are recorded and answered by the send itself).
+  if ((err as Error)?.name === 'UpstreamError') {
+    logger.warn('upstream call failed', { error: err as Error });
+    const failure = toRequestFailure(err as UpstreamError);
+    return json(failure.status, failure.body, { ...extraHeaders, ...failure.headers });
+  }
   const status = (err as any)?.statusCode ?? (err as any)?.status;
   // Middlewares from middy raise http-errors (e.g. a multipart parse failure): client errors stay client errors.
   if (typeof status === 'number' && status >= 400 && status < 500) {

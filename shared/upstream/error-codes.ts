@@ -2,7 +2,7 @@
  * Upstream delivery codes → the contract's error body (service-interface.md, "Upstream delivery codes").
  * `code` is a string in the reply. Unknown codes keep their code and upstream message.
  */
-import { UpstreamError } from './client.ts';
+import type { UpstreamError } from './client.ts';
 
 export interface DeliveryError {
   status: number;
@@ -107,4 +107,35 @@ export function toDeliveryError(err: UpstreamError, context: { templateName?: st
     action_required: 'check_request',
     instructions: err.details ?? 'Check the request against the upstream error message and retry.',
   };
+}
+
+/** How long a client should wait before asking again after the upstream throttled or did not answer (seconds). */
+const THROTTLED_RETRY_SECONDS = 30;
+const UNAVAILABLE_RETRY_SECONDS = 5;
+
+/**
+ * The reply to a request other than a message send whose upstream call failed (a media upload, read or delete, a
+ * template list): a send is recorded and answered by its own rules, everything else gets this. A code of the
+ * contract's table keeps its meaning (131053 on an upload is `file_too_large`); a throttle is a 429 and an upstream
+ * that did not answer after retries a 502, both with `Retry-After`; any other refusal a 400 with Meta's message.
+ */
+export function toRequestFailure(err: UpstreamError): { status: number; body: Record<string, unknown>; headers: Record<string, string> } {
+  const entry = err.code !== undefined ? CODES[err.code] : undefined;
+  const code = err.code !== undefined ? { code: String(err.code) } : {};
+  if (entry) return { status: 400, body: { ...entry, code: String(err.code) }, headers: {} };
+  if (err.transient && (err.code === 130429 || err.status === 429)) {
+    return {
+      status: 429,
+      body: { error: 'upstream_throttled', message: 'The upstream platform is throttling this phone number; retry later.', ...code, retry_after: THROTTLED_RETRY_SECONDS },
+      headers: { 'Retry-After': String(THROTTLED_RETRY_SECONDS) },
+    };
+  }
+  if (err.transient) {
+    return {
+      status: 502,
+      body: { error: 'upstream_unavailable', message: `The upstream platform did not answer after retries: ${err.message}`, ...code, retry_after: UNAVAILABLE_RETRY_SECONDS },
+      headers: { 'Retry-After': String(UNAVAILABLE_RETRY_SECONDS) },
+    };
+  }
+  return { status: 400, body: { error: 'upstream_error', message: err.message, ...code, ...(err.details ? { details: err.details } : {}) }, headers: {} };
 }

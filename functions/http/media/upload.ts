@@ -13,6 +13,8 @@ export const { handler, spec } = endpoint(
       200: 'Uploaded media result { media_id, mime_type, file_size, type }',
       400: 'validation_error (not multipart, missing file or type), unsupported_media_type (message lists the allowed MIME types), messaging_not_configured',
       413: 'media_too_large (message states the maximum for the type)',
+      429: 'upstream_throttled: the upstream media store throttled the upload (retry_after, Retry-After)',
+      502: 'upstream_unavailable: the upstream media store did not answer after retries (retry_after, Retry-After)',
     },
   },
   async ({ auth, body }) => ({

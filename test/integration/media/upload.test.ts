@@ -208,3 +208,47 @@ describe('POST /media/v1', () => {
     expect(res.status).toBe(403);
   });
 });
+
+describe('an upstream that fails a media call', () => {
+  const fault = (f: Record<string, unknown>) => harness.sandbox.state.faults.push({ remaining: 1, target: 'media', ...f });
+  afterEach(() => { harness.sandbox.state.faults = []; });
+
+  it.each([
+    ['does not answer', { kind: 'error500' }, 502, { error: 'upstream_unavailable', retry_after: expect.any(Number) }],
+    ['throttles', { kind: 'throttle' }, 429, { error: 'upstream_throttled', code: '130429', retry_after: expect.any(Number) }],
+    ['refuses the file as too large (131053)', { kind: 'error', code: 131053 }, 400, { error: 'file_too_large', code: '131053', action_required: expect.any(String) }],
+    ['refuses it with a code the contract does not list', { kind: 'error', code: 100, message: 'Param file is invalid' }, 400, { error: 'upstream_error', code: '100', message: '(#100) Param file is invalid' }],
+  ])('answers an upload the upstream %s with its own status and error, not a 500 or validation_error', async (_case, f, status, body) => {
+    // Prepare
+    fault(f);
+    // Act
+    const res = await invokeMultipart(tenant.apiKey, { type: 'image' }, { bytes: await smallPng(), filename: 'a.png' });
+    // Assess
+    expect(res.status).toBe(status);
+    expect(res.body).toMatchObject(body);
+  });
+
+  it('answers the Cloud API upload and delete in Graph errors when the upstream does not answer, not an unexpected error', async () => {
+    // Prepare: an uploaded id to delete
+    const uploaded = await invokeMultipart(tenant.apiKey, { type: 'image' }, { bytes: await smallPng(), filename: 'a.png' });
+    const form = new FormData();
+    form.set('messaging_product', 'whatsapp');
+    form.set('file', new Blob([(await smallPng()) as Uint8Array<ArrayBuffer>], { type: 'image/png' }), 'a.png');
+    const request = new Request('http://local/media', { method: 'POST', body: form });
+    const raw = Buffer.from(await request.arrayBuffer());
+
+    // Act
+    fault({ kind: 'error500' });
+    const upload = await invokeRaw('POST /{version}/{id}/media', tenant.apiKey, raw, request.headers.get('content-type')!, { version: 'v23.0', id: tenant.phoneNumberId });
+    fault({ kind: 'throttle' });
+    const del = await api.invoke('DELETE /{version}/{id}', { apiKey: tenant.apiKey, params: { version: 'v23.0', id: uploaded.body.media_id } });
+
+    // Assess
+    expect(upload.status).toBe(500);
+    expect(upload.body.error).toMatchObject({ type: 'OAuthException', message: expect.stringContaining('upstream platform did not answer') });
+    expect(del.status).toBe(400);
+    expect(del.body.error).toMatchObject({ code: 130429, message: expect.stringContaining('throttling') });
+    // The id was not deleted: the throttled delete changed nothing.
+    expect(harness.sandbox.state.media.has(uploaded.body.media_id)).toBe(true);
+  });
+});
