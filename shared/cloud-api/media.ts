@@ -10,7 +10,7 @@ import { uploadMedia } from '#shared/media/upload-service.ts';
 import { deleteMediaRecord, getMedia, newExpiry, putMedia, type MediaRecord } from '#shared/media/repository.ts';
 import { deleteObject, objectKeys, presignGet, putObject } from '#shared/media/storage.ts';
 import { deleteFromUpstream, upstreamMediaInfo } from '#shared/media/upstream-media.ts';
-import type { MediaType } from '#shared/media/formats.ts';
+import { MEDIA_RULES, type MediaType } from '#shared/media/formats.ts';
 import { detectMime } from '#shared/media/detect.ts';
 import { fileLink } from '#shared/media/file-links.ts';
 import { getBusiness } from '#shared/business/repository.ts';
@@ -30,7 +30,11 @@ export function mediaTypeOfMime(mime: string): MediaType {
 export async function uploadCloudMedia(businessId: string, file: { content: Buffer; filename?: string; mimetype?: string }, declaredType?: string): Promise<{ id: string }> {
   const detected = await detectMime(file.content, file.filename);
   const mime = (detected?.mime || declaredType || file.mimetype || 'application/octet-stream').split(';')[0].trim().toLowerCase();
-  const uploaded = await uploadMedia(businessId, mediaTypeOfMime(mime), file.content, file.filename);
+  // Meta's upload does not say what a WebP is for: one over a sticker's limit is taken as an image (up to 5 MB), and a
+  // send of it as a sticker is refused then (shared/media/send-media.ts).
+  const kind = mediaTypeOfMime(mime);
+  const type = kind === 'sticker' && file.content.length > MEDIA_RULES.sticker.maxBytes ? 'image' : kind;
+  const uploaded = await uploadMedia(businessId, type, file.content, file.filename);
   return { id: uploaded.media_id };
 }
 

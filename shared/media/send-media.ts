@@ -85,6 +85,8 @@ export async function planMediaSend(businessId: string, req: MediaSendRequest): 
     if (check.known && type !== 'document' && !MEDIA_RULES[type].mimeTypes.includes(check.record.mimeType)) {
       throw unsupportedFormat(type, check.record.mimeType, `Media id ${media.id} is ${check.record.mimeType}, uploaded as ${check.record.type}`);
     }
+    // A file over the limit of the kind it is sent as (a 1 MB WebP image as a sticker), as by link without autoConvert.
+    if (check.known && check.record.fileSize > MEDIA_RULES[type].maxBytes) throw mediaTooLarge(type, check.record.fileSize);
     if (wantsVoice && check.known && check.record.mimeType !== MIME.opus) return job('voice');
     return ready({ type, media: upstreamObject(type, media), action: 'as_is' });
   }

@@ -49,6 +49,13 @@ export async function noisePng(width: number, height: number): Promise<Buffer> {
   return sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 0 }).toBuffer();
 }
 
+/** A lossless WebP of random pixels: about 3 bytes a pixel (500×500 is about 750 KB, over a sticker's 500 KB). */
+export async function noiseWebp(width: number, height: number): Promise<Buffer> {
+  const { randomFillSync } = await import('node:crypto');
+  const raw = randomFillSync(Buffer.alloc(width * height * 3));
+  return sharp(raw, { raw: { width, height, channels: 3 } }).webp({ lossless: true }).toBuffer();
+}
+
 /** Runs ffmpeg with lavfi inputs and returns the output file's bytes. */
 export async function synth(args: string[], ext: string): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'media-test-'));

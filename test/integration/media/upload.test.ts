@@ -1,6 +1,6 @@
 /** POST /media/v1 through API Gateway events, against DynamoDB Local, a local S3 and the upstream sandbox. */
 import { startMediaHarness, invokeMultipart, invokeRaw, type MediaHarness } from './harness.ts';
-import { noisePng, smallJpeg, smallPng, smallWebp, tinyPdf, toneMp3, toneOpus, toneVorbis, smallMp4 } from './files.ts';
+import { noisePng, noiseWebp, smallJpeg, smallPng, smallWebp, tinyPdf, toneMp3, toneOpus, toneVorbis, smallMp4 } from './files.ts';
 
 let harness: MediaHarness;
 let api: typeof import('../../support/api.ts');
@@ -206,6 +206,32 @@ describe('POST /media/v1', () => {
     const readOnly = await api.newTenant(['messages:read']);
     const res = await invokeMultipart(readOnly.apiKey, { type: 'image' }, { bytes: await smallPng() });
     expect(res.status).toBe(403);
+  });
+});
+
+describe('POST /{version}/{id}/media (Cloud API upload)', () => {
+  const cloudUpload = async (bytes: Buffer, mime: string) => {
+    const form = new FormData();
+    form.set('messaging_product', 'whatsapp');
+    form.set('type', mime);
+    form.set('file', new Blob([bytes as Uint8Array<ArrayBuffer>], { type: mime }), 'file');
+    const request = new Request('http://local/media', { method: 'POST', body: form });
+    return invokeRaw('POST /{version}/{id}/media', tenant.apiKey, Buffer.from(await request.arrayBuffer()), request.headers.get('content-type')!, { version: 'v23.0', id: tenant.phoneNumberId });
+  };
+
+  it("takes a WebP photo over a sticker's 500 KB (Meta's upload does not say what it is for), and refuses it as a sticker by id", async () => {
+    // Prepare
+    const photo = await noiseWebp(500, 500);
+    expect(photo.length).toBeGreaterThan(500 * 1024);
+    // Act
+    const uploaded = await cloudUpload(photo, 'image/webp');
+    const { planMediaSend } = await import('#shared/media/send-media.ts');
+    const asImage = await planMediaSend(tenant.businessId, { type: 'image', media: { id: uploaded.body.id } });
+    const asSticker = await planMediaSend(tenant.businessId, { type: 'sticker', media: { id: uploaded.body.id } }).catch((err: unknown) => err);
+    // Assess
+    expect(uploaded.status).toBe(200);
+    expect(asImage).toMatchObject({ kind: 'ready' });
+    expect(asSticker).toMatchObject({ status: 413, body: { error: 'media_too_large', message: expect.stringContaining('500 KB') } });
   });
 });
 
