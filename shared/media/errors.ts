@@ -5,6 +5,9 @@ import { allowedList, LIMITS_AS_STRINGS, MEDIA_RULES, MEDIA_TYPES, type MediaTyp
 export const formatBytes = (n: number): string =>
   n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} bytes`;
 
+/** A size beside a limit it is over: in exact bytes when the rounded figure would read as the limit itself. */
+const sizeOver = (n: number, maxLabel: string): string => (formatBytes(n).replace('.0 ', ' ') === maxLabel ? `${n.toLocaleString('en-US')} bytes` : formatBytes(n));
+
 export const unsupportedFormat = (type: MediaType, detected: string | undefined, detail?: string) =>
   new ApiError(400, {
     error: 'unsupported_media_type',
@@ -19,13 +22,15 @@ export const unsupportedFormat = (type: MediaType, detected: string | undefined,
 export const uploadTooLarge = (type: MediaType, size: number) =>
   new ApiError(413, {
     error: 'media_too_large',
-    message: `The maximum size for ${type} files is ${MEDIA_RULES[type].maxLabel}; this file is ${formatBytes(size)}`,
+    message: `The maximum size for ${type} files is ${MEDIA_RULES[type].maxLabel}; this file is ${sizeOver(size, MEDIA_RULES[type].maxLabel)}`,
     suggestion:
       type === 'document'
         ? 'Split or compress the document'
         : type === 'sticker'
           ? 'Reduce the sticker to at most 500 KB (a 512x512 WebP is recommended)'
-          : 'Compress the file, or send it by link with autoConvert: true to let the service compress it or send it as a document',
+          : type === 'video'
+            ? 'Compress the video, or send it by link with autoConvert: true to let the service send it as a document'
+            : 'Compress the file, or send it by link with autoConvert: true to let the service compress it or send it as a document',
     limits: LIMITS_AS_STRINGS,
     max_bytes: MEDIA_RULES[type].maxBytes,
   });
@@ -35,7 +40,7 @@ export const mediaTooLarge = (type: MediaType, size: number | undefined, detail?
   new ApiError(413, {
     error: 'media_too_large',
     message:
-      `The ${type} is ${size === undefined ? 'larger than' : `${formatBytes(size)}, over`} the ${MEDIA_RULES[type].maxLabel} limit for ${type}` +
+      `The ${type} is ${size === undefined ? 'larger than' : `${sizeOver(size, MEDIA_RULES[type].maxLabel)}, over`} the ${MEDIA_RULES[type].maxLabel} limit for ${type}` +
       (detail ? ` (${detail})` : ''),
     suggestion:
       type === 'document'

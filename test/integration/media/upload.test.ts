@@ -92,6 +92,14 @@ describe('POST /media/v1', () => {
     expect(res.body.message).toContain('500 KB');
   });
 
+  it('states in bytes a size just over the limit, which rounded would read as the limit itself', async () => {
+    const webp = await smallWebp();
+    const bytes = Buffer.concat([webp, Buffer.alloc(500 * 1024 + 1 - webp.length)]);
+    const res = await invokeMultipart(tenant.apiKey, { type: 'sticker' }, { bytes, filename: 's.webp' });
+    expect(res.status).toBe(413);
+    expect(res.body.message).toBe(`The maximum size for sticker files is 500 KB; this file is ${bytes.length.toLocaleString('en-US')} bytes`);
+  });
+
   it('refuses JSON with a 400, never a 500', async () => {
     // Act
     const res = await api.invoke('POST /media/v1', { apiKey: tenant.apiKey, body: { type: 'image', file: 'abc' } });
