@@ -3,7 +3,8 @@
  * get a clear 400); an id the service does not know may still be the sending number's own upstream
  * upload, which only the upstream can confirm.
  */
-import { mediaExpired, mediaPermissionDenied } from './errors.ts';
+import { mediaExpired, mediaPermissionDenied, mediaTooLarge, unsupportedFormat } from './errors.ts';
+import { MEDIA_RULES, type MediaType } from './formats.ts';
 import { getMedia, type MediaRecord } from './repository.ts';
 import { upstreamMediaInfo } from './upstream-media.ts';
 
@@ -29,4 +30,16 @@ export async function requireAccessibleMediaId(businessId: string, phoneNumberId
   }
   if (await upstreamMediaInfo(businessId, phoneNumberId, mediaId)) return check;
   throw mediaPermissionDenied(mediaId);
+}
+
+/**
+ * An uploaded file sent as `type`: one of another kind (a video id sent as an image, a JPEG as a sticker) is refused
+ * here, as the upstream would refuse it after the send, and so is one over the limit of the kind it is sent as (a
+ * 1 MB WebP image as a sticker), as by link without autoConvert. A document takes any file the service stored.
+ */
+export function requireUsableAs(type: MediaType, mediaId: string, record: MediaRecord): void {
+  if (type !== 'document' && !MEDIA_RULES[type].mimeTypes.includes(record.mimeType)) {
+    throw unsupportedFormat(type, record.mimeType, `Media id ${mediaId} is ${record.mimeType}, uploaded as ${record.type}`);
+  }
+  if (record.fileSize > MEDIA_RULES[type].maxBytes) throw mediaTooLarge(type, record.fileSize);
 }

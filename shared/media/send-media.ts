@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import { ApiError } from '#shared/http/errors.ts';
 import { extensionOf, MEDIA_RULES, MIME, type MediaType } from './formats.ts';
 import { formatBytes, mediaTooLarge, unsupportedFormat } from './errors.ts';
-import { checkMediaId } from './media-id.ts';
+import { checkMediaId, requireUsableAs } from './media-id.ts';
 import { captionable, upstreamObject, type MediaObject, type UpstreamMediaObject } from './upstream-object.ts';
 
 export type { MediaObject } from './upstream-object.ts';
@@ -80,13 +80,7 @@ export async function planMediaSend(businessId: string, req: MediaSendRequest): 
   const wantsVoice = type === 'audio' && media.voice === true;
   if (media.id !== undefined) {
     const check = await checkMediaId(businessId, media.id);
-    // An upload of another kind (a video id sent as an image, a JPEG as a sticker) is refused here, as the upstream
-    // would refuse it after the send; a document takes any file the service converted to one.
-    if (check.known && type !== 'document' && !MEDIA_RULES[type].mimeTypes.includes(check.record.mimeType)) {
-      throw unsupportedFormat(type, check.record.mimeType, `Media id ${media.id} is ${check.record.mimeType}, uploaded as ${check.record.type}`);
-    }
-    // A file over the limit of the kind it is sent as (a 1 MB WebP image as a sticker), as by link without autoConvert.
-    if (check.known && check.record.fileSize > MEDIA_RULES[type].maxBytes) throw mediaTooLarge(type, check.record.fileSize);
+    if (check.known) requireUsableAs(type, media.id, check.record);
     if (wantsVoice && check.known && check.record.mimeType !== MIME.opus) return job('voice');
     return ready({ type, media: upstreamObject(type, media), action: 'as_is' });
   }

@@ -4,7 +4,8 @@
  * - placeholder count of the body (and a required media header) → 400 `invalid_template_parameters`;
  * - header media, in the shortcut and the full form: an id this service uploaded must not be expired (400
  *   `media_expired`) and must be the sending number's (403 `MEDIA_PERMISSION_DENIED` with a hint); any other id must
- *   be readable by the sending number upstream (same 403); a link must be http(s) and must not name a private,
+ *   be readable by the sending number upstream (same 403); an uploaded file must be of the header's kind (400
+ *   `unsupported_media_type`) and within its limit (413 `media_too_large`); a link must be http(s) and must not name a private,
  *   loopback or metadata address (400 `invalid_media_link`, before anything goes upstream);
  * - quick-reply payloads: the request's payload only with `allowButtonIdOverride`, else the template's configured
  *   button id, else `btn_{index}_{templateName}` (on the Cloud API's own endpoint, as the client sent them).
@@ -13,7 +14,7 @@
  */
 import { ApiError } from '#shared/http/errors.ts';
 import type { UpstreamTemplate } from '#shared/upstream/client.ts';
-import { requireAccessibleMediaId } from '#shared/media/media-id.ts';
+import { requireAccessibleMediaId, requireUsableAs } from '#shared/media/media-id.ts';
 import { invalidLink } from '#shared/media/link-probe.ts';
 import { checkAddress, isIpLiteral } from '#shared/net/address-policy.ts';
 import { config } from '#shared/config.ts';
@@ -137,7 +138,10 @@ async function checkHeaderMedia(businessId: string, phoneNumberId: string, compo
   const params: Record<string, any>[] = components.filter((c) => c.type === 'header').flatMap((c) => c.parameters ?? []);
   for (const param of params) {
     const media = HEADER_MEDIA_TYPES.has(param?.type) ? param[param.type] : undefined;
-    if (typeof media?.id === 'string') await requireAccessibleMediaId(businessId, phoneNumberId, media.id);
+    if (typeof media?.id === 'string') {
+      const check = await requireAccessibleMediaId(businessId, phoneNumberId, media.id);
+      if (check.known) requireUsableAs(param.type, media.id, check.record);
+    }
     else if (typeof media?.link === 'string') checkHeaderLink(media.link);
   }
 }

@@ -433,6 +433,28 @@ describe('POST /messages/v1: templates', () => {
     expect(await h.sent(to)).toEqual([]);
   });
 
+  it("refuses a header media id of another kind than the header's (an audio as an image header), in the shortcut and the full form", async () => {
+    // Prepare: an OGG audio this service uploaded for the sending number
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const audio = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.from('OggS'), 'audio/ogg');
+    const { putMedia } = await import('#shared/media/repository.ts');
+    await putMedia({ businessId: t.businessId, mediaId: audio.id, phoneNumberId: t.phoneNumberId, type: 'audio', mimeType: 'audio/ogg', fileSize: 4, s3Key: `k/${audio.id}`, createdAt: new Date().toISOString(), expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
+
+    // Act
+    const shortcut = await h.send(t.apiKey, { to, type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', media_id: audio.id } });
+    const full = await h.send(t.apiKey, { to, type: 'template', template: { name: 'promo_header', language: { code: 'es_MX' }, components: [
+      { type: 'header', parameters: [{ type: 'image', image: { id: audio.id } }] }, { type: 'body', parameters: [{ type: 'text', text: 'Ana' }] },
+    ] } });
+
+    // Assess
+    for (const res of [shortcut, full]) {
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ error: 'unsupported_media_type', message: expect.stringContaining('audio/ogg') });
+    }
+    expect(await h.sent(to)).toEqual([]);
+  });
+
   it('refuses header links to metadata, IPv4-compatible or non-http addresses with 400 invalid_media_link, in the shortcut and the full form, before anything goes upstream', async () => {
     const t = await h.newTenant();
     const to = randomPhone();
