@@ -69,7 +69,7 @@ export const unusedBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
 /**
  * No limit on the number of file parts for the parser itself: once busboy's `files` limit is reached it skips the
  * next file part, and a skipped part larger than its buffer stalls the parse for good (the request never answered).
- * The body is in memory already (6 MB in Lambda); a second file is refused after the parse instead.
+ * The body is in memory already (6 MB in Lambda); a second file is refused before the parse instead (checkFormParts).
  */
 const multipartParser = onFirstUse(async (): Promise<MiddlewareObj<any>> => {
   const { default: parser } = await import('@middy/http-multipart-body-parser');
@@ -82,14 +82,12 @@ const multipartParser = onFirstUse(async (): Promise<MiddlewareObj<any>> => {
     busboy: {
       // No file size limit here: the body is in memory already, and the handler's per-type check answers a file
       // too large with 413 media_too_large stating the type's maximum (a truncated part answered a bare parse error).
-      limits: { fileSize: Infinity, files: Number.MAX_SAFE_INTEGER, fields: 20 },
+      limits: { fileSize: Infinity, files: Number.MAX_SAFE_INTEGER, fields: MAX_FORM_FIELDS },
       // The part named `file` is the file even without a filename (RFC 7578 makes it optional; some clients omit it).
       isPartAFile: (name: string | undefined, _type: string | undefined, filename: string | undefined) => filename !== undefined || name === 'file',
     },
   } as any);
 });
-
-const isFilePart = (x: unknown) => typeof x === 'object' && x !== null && Buffer.isBuffer((x as { content?: unknown }).content);
 
 /** The boundary a multipart Content-Type names, quoted or not (RFC 2046), as sent (it is case-sensitive). */
 const boundaryOf = (event: APIGatewayProxyEventV2): string | undefined => {
@@ -108,6 +106,44 @@ const formIsComplete = (event: APIGatewayProxyEventV2): boolean => {
   return boundary !== undefined && raw !== undefined && (raw.includes(`\r\n--${boundary}--`) || raw.indexOf(`--${boundary}--`) === 0);
 };
 
+/** Fields a form may have besides its file (busboy's limit: past it, it would drop the rest without a word). */
+const MAX_FORM_FIELDS = 20;
+
+/**
+ * The names of a complete form's parts, and whether each is a file (as the parser will take it: a filename, or the
+ * name `file`), read from the part headers before the parse: the parser keeps the last of two parts of one name and
+ * drops fields past its limit, both silently.
+ */
+function formParts(raw: Buffer, boundary: string): { name: string; file: boolean }[] {
+  const delimiter = Buffer.from(`--${boundary}\r\n`);
+  const parts: { name: string; file: boolean }[] = [];
+  for (let at = raw.indexOf(delimiter); at !== -1; at = raw.indexOf(delimiter, at + delimiter.length)) {
+    // Only a delimiter at the start of the body or of a line opens a part.
+    if (at !== 0 && raw.toString('latin1', at - 2, at) !== '\r\n') continue;
+    const start = at + delimiter.length;
+    const end = raw.indexOf('\r\n\r\n', start);
+    const headers = raw.toString('utf8', start, end === -1 ? Math.min(raw.length, start + 2048) : end);
+    const disposition = /^content-disposition:(.*)$/im.exec(headers)?.[1] ?? '';
+    const name = /\bname="([^"]*)"/i.exec(disposition)?.[1] ?? /\bname=([^;\s]+)/i.exec(disposition)?.[1] ?? '';
+    parts.push({ name, file: /\bfilename\*?=/i.test(disposition) || name === 'file' });
+  }
+  return parts;
+}
+
+/** Refuses what the parser would take silently: a name given twice, a field sent as a file, more fields than it keeps. */
+function checkFormParts(event: APIGatewayProxyEventV2): void {
+  const parts = formParts(rawBytes(event)!, boundaryOf(event)!);
+  const seen = new Set<string>();
+  for (const part of parts) {
+    if (seen.has(part.name)) throw validationError({ [part.name]: ['is given more than once'] }, `The form field "${part.name}" is given more than once`);
+    seen.add(part.name);
+    if (part.file && part.name !== 'file') throw validationError({ [part.name]: ['must be a text field, not a file'] }, `The form field "${part.name}" must be a text field, not a file`);
+  }
+  if (parts.filter((p) => !p.file).length > MAX_FORM_FIELDS) {
+    throw validationError({ _body: [`at most ${MAX_FORM_FIELDS} form fields besides the file`] }, `The form has more than ${MAX_FORM_FIELDS} fields`);
+  }
+}
+
 /** The whole form is in memory: busboy parses it at once, and one it never finishes (a part header without its blank line) is malformed. */
 const PARSE_TIMEOUT_MS = 2000;
 
@@ -120,6 +156,7 @@ export const multipartBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
     if (!formIsComplete(request.event)) {
       throw validationError({ _body: ['the form has no boundary, or ends before its closing delimiter'] }, 'The multipart form could not be parsed');
     }
+    checkFormParts(request.event);
     const parser = await multipartParser();
     try {
       let timer: NodeJS.Timeout | undefined;
@@ -130,8 +167,6 @@ export const multipartBody = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
     } catch (err) {
       throw validationError({ _body: [(err as Error).message || 'Malformed multipart body'] }, 'The multipart form could not be parsed');
     }
-    const parts = Object.values(request.event.body as unknown as Record<string, unknown>).flatMap((x) => (Array.isArray(x) ? x : [x]));
-    if (parts.filter(isFilePart).length > 1) throw validationError({ file: ['send one file per upload'] }, 'An upload takes one file part');
     state(request.event).body = request.event.body;
   },
 });

@@ -122,9 +122,9 @@ describe('POST /media/v1', () => {
   });
 
   it.each([
-    ['two parts named file', ['file', 'file']],
-    ['a second file part of another name', ['file', 'file2']],
-  ])('answers 400 for a form with %s, at once (a large second part stalled the parser for good)', async (_name, names) => {
+    ['two parts named file', ['file', 'file'], { file: ['is given more than once'] }],
+    ['a second file part of another name', ['file', 'file2'], { file2: ['must be a text field, not a file'] }],
+  ])('answers 400 for a form with %s, at once (a large second part stalled the parser for good)', async (_name, names, details) => {
     // Prepare: two files of 300 KB each, more than the parser buffers at a time
     const form = new FormData();
     form.set('type', 'image');
@@ -135,8 +135,37 @@ describe('POST /media/v1', () => {
     const res = await invokeRaw('POST /media/v1', tenant.apiKey, Buffer.from(await request.arrayBuffer()), request.headers.get('content-type')!);
     // Assess
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ error: 'validation_error', details: { file: ['send one file per upload'] } });
+    expect(res.body).toMatchObject({ error: 'validation_error', details });
   }, 15_000);
+
+  it.each([
+    ['a field given twice (the parser kept the last)', (f: FormData) => { f.append('type', 'image'); f.append('type', 'audio'); }, { type: ['is given more than once'] }],
+    ['more fields than the parser keeps (it dropped the rest, type among them)', (f: FormData) => {
+      for (let i = 0; i < 20; i++) f.append(`extra${i}`, 'x');
+      f.append('type', 'image');
+    }, { _body: ['at most 20 form fields besides the file'] }],
+  ])('answers 400 naming what is wrong for %s', async (_name, fill, details) => {
+    // Prepare
+    const form = new FormData();
+    fill(form);
+    form.append('file', new Blob([(await smallPng()) as Uint8Array<ArrayBuffer>], { type: 'image/png' }), 'a.png');
+    const request = new Request('http://local/media/v1', { method: 'POST', body: form });
+    // Act
+    const res = await invokeRaw('POST /media/v1', tenant.apiKey, Buffer.from(await request.arrayBuffer()), request.headers.get('content-type')!);
+    // Assess
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'validation_error', details });
+  });
+
+  it('takes a form with 19 fields besides type and file', async () => {
+    const form = new FormData();
+    for (let i = 0; i < 19; i++) form.append(`extra${i}`, 'x');
+    form.append('type', 'image');
+    form.append('file', new Blob([(await smallPng()) as Uint8Array<ArrayBuffer>], { type: 'image/png' }), 'a.png');
+    const request = new Request('http://local/media/v1', { method: 'POST', body: form });
+    const res = await invokeRaw('POST /media/v1', tenant.apiKey, Buffer.from(await request.arrayBuffer()), request.headers.get('content-type')!);
+    expect(res.status).toBe(200);
+  });
 
   it('takes a file part without a filename (RFC 7578 makes it optional)', async () => {
     // Prepare: the form as a client that omits the filename writes it.
