@@ -22,10 +22,16 @@ export interface InboundOutcome {
   conversationId?: string;
 }
 
+/** How far ahead of this service's clock a Meta timestamp may be and still be taken as given. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
 /** `timestamp` of a webhook object (unix seconds as a string) → ISO; now when absent or odd. */
 export const webhookTime = (ts: unknown): string => {
-  const n = Number(ts);
-  return Number.isFinite(n) && n > 0 ? new Date(n * 1000).toISOString() : new Date().toISOString();
+  const ms = Number(ts) * 1000;
+  const now = Date.now();
+  // A time ahead of ours by more than clocks drift (a millisecond value, a forged year 2100) is taken as now: it
+  // would hold the 24-hour window open for ever, and one past year 275760 is no date at all.
+  return new Date(Number.isFinite(ms) && ms > 0 && ms <= now + CLOCK_SKEW_MS ? ms : now).toISOString();
 };
 
 const nonEmpty = (x: unknown): string | undefined => (typeof x === 'string' && x ? x : undefined);

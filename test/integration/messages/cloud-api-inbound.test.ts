@@ -67,6 +67,26 @@ describe('inbound webhooks reach message.received unchanged', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it.each([
+    ['in the year 2100', '4102444800'],
+    ['in milliseconds', String(Date.now())],
+    ['past the last date there is', '1e20'],
+  ])('takes a message timestamp %s as the time it came (it held the 24-hour window open for ever, or failed the worker)', async (_case, timestamp) => {
+    // Prepare
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const before = Date.now();
+    // Act
+    await webhook(t.phoneNumberId, { contacts: [{ wa_id: from }], messages: [{ from, id: `wamid.t${from}`, timestamp, type: 'text', text: { body: 'hola' } }] });
+    // Assess
+    const received = h.events(t.businessId).find((e) => e.event === 'message.received')!.data;
+    expect(received.messages[0].timestamp).toBe(timestamp);
+    const conversation = (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: received.conversation_id } })).body.conversation;
+    const windowEnds = Date.parse(conversation.windowExpiresAt ?? conversation.window_expires_at);
+    expect(windowEnds).toBeGreaterThanOrEqual(before + 24 * 3600_000 - 1000);
+    expect(windowEnds).toBeLessThanOrEqual(Date.now() + 24 * 3600_000);
+  });
+
   it('keeps an order and a system message', async () => {
     const t = await h.newTenant();
     const from = randomPhone().slice(1);
