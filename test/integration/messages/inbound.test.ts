@@ -27,6 +27,14 @@ describe('GET /webhooks/upstream', () => {
     const bad = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': 'wrong', 'hub.challenge': '1' } });
     expect(bad.status).toBe(403);
   });
+
+  it('names a missing hub.challenge (400) when mode and token are right, and keeps 403 for a wrong token without one', async () => {
+    const noChallenge = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': TEST_UPSTREAM.verifyToken } });
+    expect(noChallenge.status).toBe(400);
+    expect(noChallenge.body).toMatchObject({ error: 'validation_error', details: { 'hub.challenge': [expect.any(String)] } });
+    const wrongToken = await h.invoke('GET /webhooks/upstream', { query: { 'hub.mode': 'subscribe', 'hub.verify_token': 'wrong' } });
+    expect(wrongToken.status).toBe(403);
+  });
 });
 
 describe('POST /webhooks/upstream', () => {
