@@ -133,7 +133,11 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
     if (spec?.description) operation.description = spec.description;
     if (spec?.body) {
       const contentType = spec.bodyKind === 'multipart' ? 'multipart/form-data' : 'application/json';
-      operation.requestBody = { required: true, content: { [contentType]: { schema: schemaOf(spec.body) } } };
+      const schema = schemaOf(spec.body);
+      // A file part is binary in a form (the handler sees the parser's { content, filename, mimetype }).
+      const properties = schema.properties as Record<string, unknown> | undefined;
+      if (spec.bodyKind === 'multipart' && properties?.file) properties.file = { type: 'string', format: 'binary' };
+      operation.requestBody = { required: true, content: { [contentType]: { schema } } };
     } else if (requestBodies[key] ?? (key === 'POST /{version}/{id}/messages' && requestBodies['POST /messages/v1'])) {
       // The compatible send route takes exactly the body of POST /messages/v1.
       const { schema, examples } = requestBodies[key] ?? requestBodies['POST /messages/v1'];

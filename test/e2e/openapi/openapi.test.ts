@@ -84,6 +84,9 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/segments'].post.responses).toHaveProperty('201');
     expect(doc.paths['/funnel/v1/stages'].post.requestBody.content['application/json'].schema.required).toContain('name');
     expect(doc.paths['/media/v1'].post.requestBody.content).toHaveProperty('multipart/form-data');
+    for (const path of ['/media/v1', '/{version}/{id}/media']) {
+      expect(doc.paths[path].post.requestBody.content['multipart/form-data'].schema.properties.file).toEqual({ type: 'string', format: 'binary' });
+    }
     const sendBody = doc.paths['/messages/v1'].post.requestBody.content['application/json'];
     expect(sendBody.schema.anyOf.map((o: any) => [o.title, o.required])).toEqual([['Message', ['to']], ['Read receipt', ['messaging_product', 'status', 'message_id']]]);
     expect(doc.paths['/{version}/{id}/messages'].post.requestBody.content['application/json']).toEqual(sendBody);
