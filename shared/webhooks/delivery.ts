@@ -168,25 +168,74 @@ export async function processDeliveryJob(job: DeliveryJob): Promise<void> {
 export const isFirstAttempt = (job: DeliveryJob): boolean => job.delivery !== undefined && job.attempt === undefined && !job.notBefore;
 
 /**
+ * How long finished first attempts of a batch wait for the rest before they are recorded without them: one slow
+ * receiver (up to the 10 s time-out) must not hold the other subscriptions' acknowledged deliveries pending, nor the
+ * later events of their lanes, while a batch whose sends end together still makes one write.
+ */
+export const STRAGGLER_WAIT_MS = 250;
+
+type FirstOutcome = { d: Delivery; clearsOutbox?: boolean } & Attempted;
+
+/** Records finished first attempts together: at once when none of the batch is still sending, else after the straggler wait. */
+function outcomeGroups(sending: number, record: (group: FirstOutcome[]) => Promise<void>) {
+  let waiting: { result: FirstOutcome; done: (err?: unknown) => void }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const group = waiting;
+    waiting = [];
+    if (group.length > 0) record(group.map((g) => g.result)).then(() => group.forEach((g) => g.done()), (err) => group.forEach((g) => g.done(err ?? new Error('record failed'))));
+  };
+  const settled = () => {
+    sending--;
+    if (sending === 0) flush();
+    else if (waiting.length > 0) timer ??= setTimeout(flush, STRAGGLER_WAIT_MS);
+  };
+  return {
+    /** Resolves once the result is recorded. */
+    add: (result: FirstOutcome) => new Promise<void>((resolve, reject) => {
+      waiting.push({ result, done: (err) => (err ? reject(err) : resolve()) });
+      settled();
+    }),
+    /** An attempt that ended without a result (its error is the caller's). */
+    skip: settled,
+  };
+}
+
+/**
  * Runs the first attempts that the fan-out queued with their deliveries (lane heads, or deliveries
- * without a lane): no read of the delivery and no lease before the send, and all outcomes recorded
+ * without a lane): no read of the delivery and no lease before the send, and the outcomes recorded
  * together in batched writes (each record replaces the delivery, and a finished one leaves its lane in
- * the same request). A follower the fan-out named after the job was queued may then wait the lane wait
- * once more before it goes; order is never at stake, the follower checks its lane itself.
+ * the same request), in groups of those that finished together (outcomeGroups). A follower the fan-out
+ * named after the job was queued may then wait the lane wait once more before it goes; order is never
+ * at stake, the follower checks its lane itself.
  */
 export async function processFirstAttempts(jobs: DeliveryJob[]): Promise<void> {
   const now = Date.now();
-  const results = await Promise.all(jobs.map(async ({ delivery, clearsOutbox, subscriptionVersion }) => {
+  const groups = outcomeGroups(jobs.length, async (results) => {
+    await recordOutcomes(results.map(({ d, outcome, clearsOutbox }) => ({ delivery: d, outcome, clearsOutbox })));
+    // The followers of the finished ones, woken together (ten to a SendMessageBatch).
+    const followers = results.filter(({ d, outcome }) => outcome.status !== 'pending' && d.nextInLane);
+    await Promise.all([
+      enqueueAll('webhook-deliveries', followers.map(({ d }) => ({ message: { businessId: d.businessId, webhookId: d.webhookId, deliveryId: d.nextInLane! } satisfies DeliveryJob }))),
+      ...results.map(({ after }) => after?.()),
+    ]);
+  });
+  const settled = await Promise.allSettled(jobs.map(async ({ delivery, clearsOutbox, subscriptionVersion }) => {
     const d = delivery!;
-    return { d, clearsOutbox, ...(await attemptDelivery(d, subscriptionVersion, now)) };
+    let attempted: Attempted;
+    try {
+      attempted = await attemptDelivery(d, subscriptionVersion, now);
+    } catch (err) {
+      groups.skip();
+      throw err;
+    }
+    await groups.add({ d, clearsOutbox, ...attempted });
   }));
-  await recordOutcomes(results.map(({ d, outcome, clearsOutbox }) => ({ delivery: d, outcome, clearsOutbox })));
-  // The followers of the finished ones, woken together (ten to a SendMessageBatch).
-  const followers = results.filter(({ d, outcome }) => outcome.status !== 'pending' && d.nextInLane);
-  await Promise.all([
-    enqueueAll('webhook-deliveries', followers.map(({ d }) => ({ message: { businessId: d.businessId, webhookId: d.webhookId, deliveryId: d.nextInLane! } satisfies DeliveryJob }))),
-    ...results.map(({ after }) => after?.()),
-  ]);
+  // Every group written or failed before the worker answers (a failure sends the batch's first attempts back through the lease).
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 interface Attempted {

@@ -159,6 +159,30 @@ describe('webhook delivery', () => {
     expect(new Set(failing.received.map((x) => x.headers['x-webhook-id'])).size).toBe(1);
   });
 
+  it("records a delivery acknowledged in time without waiting for a slow receiver of the same batch, and sends the next event of its lane", async () => {
+    // Prepare: two subscriptions of one business (their first attempts share a batch); one receiver takes 2.5 s (within
+    // the tests' 3 s time-out)
+    const t = await newTenant();
+    const fast = await receiver(() => ({ status: 204 }));
+    const slow = await receiver(() => ({ status: 200, delayMs: 2500 }));
+    const s = await subscribe(t, fast.url);
+    await subscribe(t, slow.url, ['contact.created']);
+
+    // Act: two events of one contact; the second waits in the fast subscription's lane for the first's record
+    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'c-slow-batch' })]);
+    await commit([], [newEvent(t.businessId, 'contact.updated', { contact_id: 'c-slow-batch', changed_fields: ['name'] })]);
+    await fast.waitFor(2);
+    const recorded = (await deliveries(t, s.id)).data.find((d: any) => d.event === 'contact.created');
+    await queues.idle();
+
+    // Assess: both reached the fast receiver, in order, before the slow one answered (the second polls its lane in
+    // whole seconds, SQS's delays)
+    expect(fast.received.map((r) => JSON.parse(r.body).event)).toEqual(['contact.created', 'contact.updated']);
+    expect(slow.received).toHaveLength(1);
+    expect(fast.received[1].at).toBeLessThan(slow.received[0].at + 2500);
+    expect(recorded).toMatchObject({ status: 'delivered' });
+  });
+
   it('honours Retry-After', async () => {
     const t = await newTenant();
     const r = await receiver((_req, i) => (i === 0 ? { status: 503, headers: { 'Retry-After': '1' } } : { status: 200 }));
