@@ -31,7 +31,10 @@ const events = v.pipe(
   v.transform((list) => [...new Set(list)]),
 );
 
-export const createBody = v.object({ name, url, events });
+/** Never set by a client (a client that sends one would believe its receivers verify with it): the service issues it. */
+const secret = v.optional(v.never('cannot be set: the service issues one on create, and POST /user-webhooks/{id}/regenerate-secret a new one'));
+
+export const createBody = v.object({ name, url, events, secret });
 
 export const updateBody = v.object({
   name: v.optional(name),
@@ -39,8 +42,7 @@ export const updateBody = v.object({
   events: v.optional(events),
   /** false pauses deliveries; true re-enables a subscription disabled by the service or by hand. */
   enabled: v.optional(v.boolean('must be a boolean')),
-  /** Not settable: a client that sends one would believe its receivers now verify with it. */
-  secret: v.optional(v.never('cannot be set: POST /user-webhooks/{id}/regenerate-secret issues a new one')),
+  secret,
 });
 
 export const deliveryParams = v.object({ id: uuid(), deliveryId: uuid() });

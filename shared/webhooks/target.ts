@@ -12,6 +12,8 @@ const LOCAL_NAMES = /(^|\.)(localhost|local|internal|localdomain)$/i;
 
 /** Why `raw` cannot be a webhook target, or undefined when it can. */
 export function targetProblem(raw: string, allowPrivate: boolean = config.allowPrivateNetworkTargets): string | undefined {
+  // The URL parser drops tabs and line breaks silently: the URL stored would not be the one called.
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return 'must not contain spaces or control characters';
   let url: URL;
   try {
     url = new URL(raw);
@@ -33,10 +35,13 @@ export function targetProblem(raw: string, allowPrivate: boolean = config.allowP
 
 /**
  * What makes two subscriptions the same target: the URL as parsed (scheme and host case, default port
- * and the like do not tell URLs apart) and the same set of events. A business may hold one subscription
- * per target (a second would only double every delivery).
+ * and the like do not tell URLs apart, nor a fragment, which is never sent) and the same deliveries (`*`
+ * beside names is `*`). A business may hold one subscription per target (a second would only double
+ * every delivery).
  */
 export function targetFingerprint(url: string, events: readonly string[]): string {
-  const href = URL.canParse(url) ? new URL(url).href : url;
-  return createHash('sha256').update(JSON.stringify([href, [...new Set(events)].sort()])).digest('base64url');
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (parsed) parsed.hash = '';
+  const delivered = events.includes('*') ? ['*'] : [...new Set(events)].sort();
+  return createHash('sha256').update(JSON.stringify([parsed?.href ?? url, delivered])).digest('base64url');
 }

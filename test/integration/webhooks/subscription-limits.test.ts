@@ -53,6 +53,16 @@ describe('webhook subscription limits', () => {
     expect([otherEvents.status, otherUrl.status, otherBusiness.status]).toEqual([201, 201, 201]);
   });
 
+  it('takes a fragment (never sent) and "*" beside event names (all of them) as the same target', async () => {
+    const t = await newTenant(['webhooks:write']);
+    const first = await create(t, 'https://example.com/hook', ['*']);
+    const withFragment = await create(t, 'https://example.com/hook#part', ['*']);
+    const allAndOne = await create(t, 'https://example.com/hook', ['*', 'message.sent']);
+    expect(first.status).toBe(201);
+    expect([withFragment.status, allAndOne.status]).toEqual([409, 409]);
+    expect(allAndOne.body.existing_webhook_id).toBe(first.body.data.id);
+  });
+
   it('creates one subscription of 10 identical concurrent creates', async () => {
     const t = await newTenant(['webhooks:write']);
     const answers = await Promise.all(Array.from({ length: 10 }, () => create(t, 'https://example.com/twice')));

@@ -51,6 +51,8 @@ describe('webhook subscriptions', () => {
     ['a non-http scheme', { url: 'ftp://example.com/x' }, 'url'],
     ['credentials in the URL', { url: 'https://user:pw@example.com/x' }, 'url'],
     ['a metadata address', { url: 'http://169.254.169.254/latest' }, 'url'],
+    ['a line break in the URL (the parser drops it: the URL stored is not the one called)', { url: 'https://example.com/a\r\nX-Injected: 1' }, 'url'],
+    ['a secret of its own (the service issues it)', { secret: 'mine' }, 'secret'],
   ])('refuses %s with 400', async (_label, over, field) => {
     const t = await newTenant(['webhooks:write']);
     const res = await invoke('POST /user-webhooks', { apiKey: t.apiKey, body: body(over) });
