@@ -12,7 +12,7 @@ import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk
 import { db, table } from '#shared/store/client.ts';
 import { isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
-import { queryCount, queryPrefix } from '#shared/store/query.ts';
+import { queryAll, queryPrefix } from '#shared/store/query.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { segmentUsageItem } from '#shared/segments/usage.ts';
 import { COUNT_NAMES, type Broadcast, type Counts } from './model.ts';
@@ -27,6 +27,7 @@ const toBroadcast = (item: Record<string, any>): Broadcast => ({
   template: item.template,
   audience: item.audience,
   send_at: item.send_at ?? null,
+  ...(item.schedule_slot !== undefined ? { schedule_slot: Number(item.schedule_slot) } : {}),
   created_at: item.created_at,
   updated_at: item.updated_at,
   started_at: item.started_at ?? null,
@@ -64,11 +65,14 @@ export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefi
   if (b.audience.type === 'segment') {
     items.push({ Put: segmentUsageItem(b.businessId, b.audience.segment_id, { id: b.id, name: b.name, status: b.status, createdAt: b.created_at }) });
   }
-  if (b.send_at) {
+  if (b.send_at && b.schedule_slot !== undefined) {
     items.push({
       Put: {
         TableName: table(),
-        Item: { ...keys.scheduledBroadcast(b.businessId, b.id), type: 'scheduledBroadcast', send_at: b.send_at, ttl: Math.floor(Date.parse(b.send_at) / 1000) + 86_400 },
+        Item: { ...keys.scheduledBroadcastSlot(b.businessId, b.schedule_slot), type: 'scheduledBroadcast', broadcastId: b.id, send_at: b.send_at, ttl: Math.floor(Date.parse(b.send_at) / 1000) + 86_400 },
+        // A place is free when no broadcast holds it, or its broadcast's send_at has passed (it started).
+        ConditionExpression: 'attribute_not_exists(pk) OR send_at <= :now',
+        ExpressionAttributeValues: { ':now': b.created_at },
       },
     });
   }
@@ -76,20 +80,33 @@ export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefi
 }
 
 /**
- * How many of the business's broadcasts wait for a send_at still ahead. A broadcast's place is taken when it is
- * created and given back when it is cancelled; one that started passed its send_at and no longer counts (its item
- * expires a day later), so a start needs no write here and a lost release heals by itself at the send_at.
+ * The places (slots) of the business's broadcasts that wait for a send_at still ahead: null for one stored before
+ * the places had numbers. A place is taken when its broadcast is created and given back when it is cancelled; one
+ * whose broadcast started passed its send_at and is free again (its item expires a day later), so a start needs no
+ * write here and a lost release heals by itself at the send_at.
  */
-export const countScheduled = (businessId: string, nowIso: string): Promise<number> =>
-  queryCount({
-    KeyConditionExpression: 'pk = :pk',
-    FilterExpression: 'send_at > :now',
-    ExpressionAttributeValues: { ':pk': keys.scheduledBroadcastsPk(businessId), ':now': nowIso },
+export async function scheduledPlaces(businessId: string, nowIso: string): Promise<(number | null)[]> {
+  const items = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.scheduledBroadcastsPk(businessId) }, ConsistentRead: true });
+  return items.filter((item) => String(item.send_at) > nowIso).map((item) => {
+    const sk = String(item.sk);
+    return sk.startsWith(keys.scheduleSlotPrefix) ? Number(sk.slice(keys.scheduleSlotPrefix.length)) : null;
   });
+}
 
-/** Gives a cancelled broadcast's place under the cap back. */
-export async function releaseScheduled(businessId: string, broadcastId: string): Promise<void> {
-  await db.send(new DeleteCommand({ TableName: table(), Key: keys.scheduledBroadcast(businessId, broadcastId) }));
+/** Gives a cancelled broadcast's place under the cap back (if it still holds it). */
+export async function releaseScheduled(b: Pick<Broadcast, 'businessId' | 'id' | 'schedule_slot'>): Promise<void> {
+  if (b.schedule_slot === undefined) {
+    await db.send(new DeleteCommand({ TableName: table(), Key: keys.scheduledBroadcast(b.businessId, b.id) }));
+    return;
+  }
+  await db.send(new DeleteCommand({
+    TableName: table(),
+    Key: keys.scheduledBroadcastSlot(b.businessId, b.schedule_slot),
+    ConditionExpression: 'broadcastId = :id',
+    ExpressionAttributeValues: { ':id': b.id },
+  })).catch((err) => {
+    if (!isConditionFailure(err)) throw err;
+  });
 }
 
 /** The stored attributes: no counts map (top-level `c_*` numbers instead) and no nulls, so that `attribute_not_exists(started_at)` means "not started". */

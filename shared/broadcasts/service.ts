@@ -3,7 +3,7 @@
  * recipients, cancel. Sending itself is the worker's (runner.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { ApiError, notFound, validationError, type FieldErrors } from '#shared/http/errors.ts';
+import { ApiError, conflict, notFound, validationError, type FieldErrors } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { loadSendSchemas } from '#shared/messages/schemas-loader.ts';
 import { getBusiness } from '#shared/business/repository.ts';
@@ -12,9 +12,11 @@ import { getSegment } from '#shared/segments/repository.ts';
 import { commit } from '#shared/events/outbox.ts';
 import { enqueue, queueUrl } from '#shared/queue/queue.ts';
 import { keys } from '#shared/store/keys.ts';
+import { freeSlots, randomSlot } from '#shared/store/slots.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 import { table } from '#shared/store/client.ts';
 import {
-  broadcastCreateItems, countScheduled, getBroadcast, listBroadcasts, releaseScheduled, transitionInput, updateUsageStatus,
+  broadcastCreateItems, getBroadcast, scheduledPlaces, listBroadcasts, releaseScheduled, transitionInput, updateUsageStatus,
 } from './repository.ts';
 import { listRecipients } from './recipients.ts';
 import { cancelStart, scheduleStart } from './scheduler.ts';
@@ -111,20 +113,52 @@ export async function createBroadcast(businessId: string, input: CreateBroadcast
     pace_per_minute: broadcastSettings.pacePerMinute,
     counts: { total: 0, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 0, cancelled: 0 },
   };
-  if (sendAt && (await countScheduled(businessId, now)) >= broadcastSettings.maxScheduled) {
-    throw new ApiError(400, {
-      error: 'broadcast_limit_reached',
-      message: `A business may have at most ${broadcastSettings.maxScheduled} broadcasts waiting for their send_at; cancel one, or wait for one to start`,
+  if (sendAt) {
+    // Schedule before storing: a schedule that fires for a broadcast that was never stored does nothing.
+    await scheduleStart(businessId, b.id, new Date(sendAt));
+    await storeScheduled(b, contactIds).catch(async (err) => {
+      await cancelStart(b.id);
+      throw err;
     });
+    return broadcastView(b);
   }
-  // Schedule before storing: a schedule that fires for a broadcast that was never stored does nothing.
-  if (sendAt) await scheduleStart(businessId, b.id, new Date(sendAt));
   // An immediate start is queued after storing (the start step reads the broadcast): check its queue's setting first,
   // so that a deployment without it stores nothing.
-  else queueUrl('broadcasts');
+  queueUrl('broadcasts');
   await commit(broadcastCreateItems(b, contactIds));
-  if (!sendAt) await queueStart(b);
+  await queueStart(b);
   return broadcastView(b);
+}
+
+/** Places a create tries before it answers 409 (each lost to a concurrent create is skipped by the next try). */
+const SCHEDULE_PLACE_TRIES = 8;
+
+/**
+ * Stores a broadcast with a send_at in one of the business's places for waiting broadcasts (shared/store/slots.ts),
+ * claimed in the same transaction: the cap holds under concurrent creates.
+ */
+async function storeScheduled(b: Broadcast, contactIds: string[] | undefined): Promise<void> {
+  const lost = new Set<number>();
+  for (let attempt = 1; attempt <= SCHEDULE_PLACE_TRIES; attempt++) {
+    const free = freeSlots(await scheduledPlaces(b.businessId, b.created_at), broadcastSettings.maxScheduled, lost);
+    if (free.length === 0) {
+      throw new ApiError(400, {
+        error: 'broadcast_limit_reached',
+        message: `A business may have at most ${broadcastSettings.maxScheduled} broadcasts waiting for their send_at; cancel one, or wait for one to start`,
+      });
+    }
+    const slot = randomSlot(free);
+    b.schedule_slot = slot;
+    try {
+      await commit(broadcastCreateItems(b, contactIds));
+      return;
+    } catch (err) {
+      // The place went to a concurrent create (its condition is the transaction's only one that can fail): try another.
+      if (!cancellationCodes(err)?.includes('ConditionalCheckFailed')) throw err;
+      lost.add(slot);
+    }
+  }
+  throw conflict('broadcast_create_conflict', 'Concurrent creates took the free places for scheduled broadcasts; retry the request');
 }
 
 /**
@@ -212,7 +246,7 @@ export async function cancelBroadcast(businessId: string, id: string) {
   const cancelled = await mustGet(businessId, id);
   // A running broadcast's sends stop at the cancel's commit: one not recorded by then is never sent (its stop marker),
   // only those already recorded go out; its worker sees the status within a second and marks the rest cancelled.
-  if (current.status === 'scheduled') await Promise.all([cancelStart(id), releaseScheduled(businessId, id)]);
+  if (current.status === 'scheduled') await Promise.all([cancelStart(id), releaseScheduled(current)]);
   await updateUsageStatus(cancelled, 'cancelled');
   return broadcastView(cancelled);
 }

@@ -75,6 +75,7 @@ const outboxIndexBusinessPrefix = (bid: string) => `${biz(bid)}#`;
 const broadcastRecipientsPk = (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}`;
 const broadcastsByRecencyPk = (bid: string) => `${biz(bid)}#BCASTS`;
 const scheduledBroadcastsPk = (bid: string) => `${biz(bid)}#BSCHED`;
+const SCHEDULE_SLOT_PREFIX = 'SLOT#';
 const broadcastQueuePk = (bid: string, broadcastId: string) => `${broadcastRecipientsPk(bid, broadcastId)}#Q`;
 const segmentUsagePk = (bid: string, segmentId: string) => `${biz(bid)}#SEGUSE#${segmentId}`;
 const segmentCounterPk = (bid: string, range: number) => `${biz(bid)}#SEGC#${range}`;
@@ -232,8 +233,11 @@ export const keys = {
 
   broadcast: (bid: string, broadcastId: string): Key => ({ pk: biz(bid), sk: `BCAST#${broadcastId}` }),
   broadcastPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'BCAST#' }),
-  /** A scheduled broadcast's place under the business's cap: counted while its send_at is ahead. */
+  /** A scheduled broadcast's place under the business's cap (before 2026-11-28): counted while its send_at is ahead. */
   scheduledBroadcast: (bid: string, broadcastId: string): Key => ({ pk: scheduledBroadcastsPk(bid), sk: broadcastId }),
+  /** One of the business's places for broadcasts waiting for their send_at: taken while its send_at is ahead. */
+  scheduledBroadcastSlot: (bid: string, slot: number): Key => ({ pk: scheduledBroadcastsPk(bid), sk: `${SCHEDULE_SLOT_PREFIX}${slot}` }),
+  scheduleSlotPrefix: SCHEDULE_SLOT_PREFIX,
   scheduledBroadcastsPk,
   broadcastRecipient: (bid: string, broadcastId: string, contactId: string): Key => ({
     pk: broadcastRecipientsPk(bid, broadcastId),

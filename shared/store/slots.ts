@@ -1,8 +1,8 @@
 /**
- * Limit slots: each item of a capped kind (funnel stages, dynamic segments) holds one of `max` slot items, claimed in
- * its create's transaction with `attribute_not_exists` and released with its delete, so the cap is exact under
- * concurrent creates without a counter every create would update. A create picks a free slot at random, so
- * concurrent creates rarely pick the same one.
+ * Limit slots: each item of a capped kind (funnel stages, dynamic segments, broadcasts waiting for their send_at) holds
+ * one of `max` slot items, claimed in its create's transaction with a condition that the slot is free and released
+ * with its delete, so the cap is exact under concurrent creates without a counter every create would update. A create
+ * picks a free slot at random, so concurrent creates rarely pick the same one.
  */
 
 /**

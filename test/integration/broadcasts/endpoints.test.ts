@@ -248,6 +248,28 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect(afterCancel.body.data.status).toBe('scheduled');
   }, 60_000);
 
+  it('holds the cap of 100 waiting broadcasts under 110 concurrent creates', async () => {
+    // Prepare: keys enough for the rate limit (100 requests a minute each)
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const { createApiKey } = await import('#shared/auth/api-keys.ts');
+    const keys = await Promise.all([1, 2].map(async () => (await createApiKey(t.businessId, ['messages:write', 'messages:read'])).apiKey));
+    const schedules = queues.scheduler.list().length;
+
+    // Act
+    const answers = await Promise.all(Array.from({ length: 110 }, (_, i) =>
+      invoke('POST /broadcasts/v1', { apiKey: keys[i % 2], body: { name: `Race ${i}`, ...template, contact_ids: [randomUUID()], send_at: inAnHour() } })));
+
+    // Assess: never more than 100 waiting; every refusal says why; no schedule left for a refused one
+    const created = answers.filter((r) => r.status === 201);
+    const refusals = answers.filter((r) => r.status !== 201).map((r) => `${r.status} ${r.body.error}`);
+    expect(created.length).toBeLessThanOrEqual(100);
+    expect(created.length).toBeGreaterThanOrEqual(90);
+    expect(new Set(refusals).size === 0 || [...new Set(refusals)].every((x) => x === '400 broadcast_limit_reached' || x === '409 broadcast_create_conflict')).toBe(true);
+    const waiting = (await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { status: 'scheduled', limit: '100' } })).body;
+    expect(waiting.data).toHaveLength(created.length);
+    expect(queues.scheduler.list().length - schedules).toBe(created.length);
+  }, 60_000);
+
   it('pages recipients, filters them by status, and records delivery statuses once each', async () => {
     // Prepare: a running broadcast with three recipients sent and one skipped.
     const t = await newTenant(['messages:write', 'messages:read']);
