@@ -20,15 +20,44 @@ export class MissingParameter extends Error {
 
 const CONTACT_FIELDS = new Set(['id', 'name', 'first_name', 'phone_number', 'email']);
 
-/** The value a placeholder path names; `known` false when the path names no contact field at all. */
-function lookup(path: string, contact: Contact): { known: boolean; value: unknown } {
+/** Whether a placeholder path names a contact field (a bare `{{id}}` is too likely something else: the id needs `contact.`). */
+function namesField(path: string): boolean {
   const prefixed = path.startsWith('contact.');
   const field = prefixed ? path.slice('contact.'.length) : path;
+  return field.startsWith('custom_fields.') || (CONTACT_FIELDS.has(field) && (field !== 'id' || prefixed));
+}
+
+/** The value a placeholder path names; `known` false when the path names no contact field at all. */
+function lookup(path: string, contact: Contact): { known: boolean; value: unknown } {
+  if (!namesField(path)) return { known: false, value: undefined };
+  const field = path.startsWith('contact.') ? path.slice('contact.'.length) : path;
   if (field.startsWith('custom_fields.')) return { known: true, value: ownValue(contact.custom_fields, field.slice('custom_fields.'.length)) };
-  // A bare `{{id}}` is too likely to be something else; the contact id needs the `contact.` prefix.
-  if (!CONTACT_FIELDS.has(field) || (field === 'id' && !prefixed)) return { known: false, value: undefined };
   if (field === 'first_name') return { known: true, value: contact.name?.trim().split(/\s+/)[0] };
   return { known: true, value: (contact as unknown as Record<string, unknown>)[field] };
+}
+
+/** Where a placeholder of ours begins (`{{contact.` or `{{custom_fields.`): what follows must be one that names a field. */
+const OURS = /\{\{\s*(?:contact|custom_fields)\./g;
+
+/**
+ * The placeholders of `value` (every string in it) that begin as ours but name no contact field or do not close
+ * (`{{contact.foo}}`, `{{contact.name`): they would reach customers as written. Empty when all are fine.
+ */
+export function unknownPlaceholders(value: unknown): string[] {
+  const found: string[] = [];
+  const visit = (x: unknown): void => {
+    if (typeof x === 'string') {
+      for (const m of x.matchAll(OURS)) {
+        const token = new RegExp(TOKEN.source, 'y');
+        token.lastIndex = m.index;
+        const t = token.exec(x);
+        if (!t || !namesField(t[1])) found.push(t ? t[0] : x.slice(m.index, m.index + 40));
+      }
+    } else if (Array.isArray(x)) x.forEach(visit);
+    else if (x && typeof x === 'object') Object.values(x).forEach(visit);
+  };
+  visit(value);
+  return found;
 }
 
 export function renderText(text: string, contact: Contact): string {

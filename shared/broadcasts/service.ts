@@ -24,6 +24,7 @@ import { failBroadcast, isConditionFailure } from './completion.ts';
 import { broadcastCancelled } from './events.ts';
 import { logger } from '#shared/log/logger.ts';
 import { broadcastSettings } from './settings.ts';
+import { unknownPlaceholders } from './personalize.ts';
 import { broadcastView, recipientView, type Broadcast, type RecipientStatus, type TemplateRequest } from './model.ts';
 import type { CreateBroadcastInput } from './schemas.ts';
 import type { BroadcastMessage } from './messages.ts';
@@ -51,6 +52,11 @@ const templates = onFirstUse(() => import('#shared/templates/prepare.ts'));
  * yet is checked when the broadcast runs.
  */
 async function checkTemplate(businessId: string, template: TemplateRequest): Promise<void> {
+  const unknown = unknownPlaceholders(template);
+  if (unknown.length > 0) {
+    throw validationError({ template: [`placeholders that name no contact field or do not close: ${unknown.join(', ')}`] },
+      `Unknown placeholders ${unknown.join(', ')}: use {{contact.name}}, {{contact.first_name}}, {{contact.phone_number}}, {{contact.email}}, {{contact.id}} or {{custom_fields.<name>}}, with an optional |fallback`);
+  }
   const business = await getBusiness(businessId);
   if (!business?.phoneNumberId) return;
   await (await templates()).prepareTemplate({ businessId, phoneNumberId: business.phoneNumberId, wabaId: business.wabaId }, template as Record<string, any>);

@@ -121,6 +121,8 @@ describe('POST /broadcasts/v1', () => {
     ['no name', { ...template, contact_ids: [randomUUID()] }, 'name'],
     ['a non-template type', { name: 'x', type: 'text', ...template, contact_ids: [randomUUID()] }, 'type'],
     ['bad template parameters', { name: 'x', templateName: 'a', template_parameters: 'nope', contact_ids: [randomUUID()] }, 'template_parameters'],
+    ['a placeholder that names no contact field (it would reach customers as written)', { name: 'x', templateName: 'order_update', template_parameters: ['{{contact.foo}}', 'b'], contact_ids: [randomUUID()] }, 'template'],
+    ['a placeholder that does not close', { name: 'x', templateName: 'order_update', template_parameters: ['{{contact.name', 'b'], contact_ids: [randomUUID()] }, 'template'],
   ])('answers 400 validation_error for %s', async (_label, body, field) => {
     const t = await newTenant(['messages:write']);
     const res = await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body });

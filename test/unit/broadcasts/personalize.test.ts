@@ -1,4 +1,4 @@
-import { MissingParameter, personalize, renderText } from '#shared/broadcasts/personalize.ts';
+import { MissingParameter, personalize, renderText, unknownPlaceholders } from '#shared/broadcasts/personalize.ts';
 import { secondShare } from '#shared/broadcasts/budget.ts';
 import type { Contact } from '#shared/contacts/model.ts';
 
@@ -47,6 +47,14 @@ describe('personalize', () => {
     expect(out.template.components[0].parameters[0]).toEqual({ type: 'text', text: 'Ana' });
     expect(out.template.components[0].parameters[1]).toEqual(request.template.components[0].parameters[1]);
     expect(request.template.components[0].parameters[0].text).toBe('{{contact.first_name}}');
+  });
+});
+
+describe('unknownPlaceholders', () => {
+  it('names ours that name no field or do not close, and leaves the template\'s own alone', () => {
+    expect(unknownPlaceholders({ a: ['{{contact.foo}} {{contact.name}}', { b: 'Hola {{custom_fields.city|x}} {{contact.name' }], c: '{{1}} {{foo.bar}} {{id}}' }))
+      .toEqual(['{{contact.foo}}', '{{contact.name']);
+    expect(unknownPlaceholders(['{{ contact.first_name }}', '{{contact.custom_fields.visits}}', '{{contact.id}}', 7, null])).toEqual([]);
   });
 });
 
