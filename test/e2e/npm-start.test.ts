@@ -9,7 +9,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { freePort } from '#infra/local/free-port.ts';
 import { standInPort } from '#infra/local/ports.ts';
 import { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX } from '#infra/local/sandbox/credentials.ts';
 
@@ -29,10 +28,21 @@ const isFree = (port: number) => new Promise<boolean>((resolve) => {
   srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
 });
 
-/** Four free ports, and a DynamoDB port whose stand-ins' default ports are free as well. */
+/**
+ * A free port below the system's ephemeral range (32768 and up on Linux): one the kernel hands to no other listener
+ * or connection of the test run once the stack has let it go, so "taken after the stop" means the stack's.
+ */
+async function freeFixedPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 11_000);
+    if (await isFree(port)) return port;
+  }
+}
+
+/** Four free ports, and a DynamoDB port whose stand-ins' default ports (DYNAMODB_PORT + 1324 to 1326) are free as well. */
 async function freeStackPorts(): Promise<{ env: Record<string, string>; all: number[] }> {
   for (;;) {
-    const [port, sandbox, dynamo, s3] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [port, sandbox, dynamo, s3] = [await freeFixedPort(), await freeFixedPort(), await freeFixedPort(), await freeFixedPort()];
     const standIns = (['sqs', 'secretsManager', 'scheduler'] as const).map((s) => standInPort(dynamo, s));
     const all = [port, sandbox, dynamo, s3, ...standIns];
     if (new Set(all).size === all.length && standIns.every((p) => p > 0) && (await Promise.all(standIns.map(isFree))).every(Boolean)) {

@@ -204,7 +204,7 @@ describe('deployed mode: functions configured by the synthesized template', () =
     expect(created.status).toBe(201);
     const waiting = async () => (await db.send(new QueryCommand({
       TableName: table(), KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.scheduledBroadcastsPk(tenant.businessId) },
-    }))).Items?.map((i) => i.sk) ?? [];
+    }))).Items?.map((i) => i.broadcastId) ?? [];
     expect(await waiting()).toContain(created.body.data.id);
     const scheduled = () => d.queues.services.scheduler.list().filter((sch) => sch.target.input.includes(created.body.data.id));
     expect(scheduled()).toHaveLength(1);
