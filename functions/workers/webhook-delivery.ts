@@ -2,7 +2,7 @@
  * SQS worker of the `webhook-deliveries` queue: each message is one delivery job; the batch's jobs are
  * sent in parallel, with their subscriptions read in one round trip (or taken from this container's
  * copies of a moment ago: shared/webhooks/current-subscriptions.ts), and the first attempts the fan-out
- * queued with their deliveries recorded in one batched write (shared/webhooks/delivery.ts).
+ * queued with their deliveries recorded in batched writes of those that finished together (shared/webhooks/delivery.ts).
  * Retries of a failed send are scheduled by the worker itself (delayed messages); a record fails here
  * only when the worker could not do its work (e.g. the table was unavailable), and SQS then redelivers
  * it, up to the DLQ.
@@ -30,7 +30,7 @@ export const handler = async (event: SQSEvent, context: Context) => {
   }
   // Before any send: the batch's subscriptions as they are now, in one read (a failed read fails the batch, to be retried).
   await prefetchSubscriptions([...jobs.values()]);
-  // First attempts that carry their delivery go out together and are recorded in one batched write.
+  // First attempts that carry their delivery go out together and are recorded in batched writes.
   const first = [...jobs].filter(([id, job]) => isFirstAttempt(job) && !again.has(id)).map(([, job]) => job);
   const firstDone = first.length > 0 ? processFirstAttempts(first) : Promise.resolve();
   firstDone.catch(() => undefined); // observed per record below

@@ -172,7 +172,7 @@ export const isFirstAttempt = (job: DeliveryJob): boolean => job.delivery !== un
  * receiver (up to the 10 s time-out) must not hold the other subscriptions' acknowledged deliveries pending, nor the
  * later events of their lanes, while a batch whose sends end together still makes one write.
  */
-export const STRAGGLER_WAIT_MS = 250;
+const STRAGGLER_WAIT_MS = 250;
 
 type FirstOutcome = { d: Delivery; clearsOutbox?: boolean } & Attempted;
 
