@@ -21,6 +21,7 @@ import { templateContext } from '#shared/templates/error-context.ts';
 import { budgetRefused } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
+import type { MediaType } from '#shared/media/formats.ts';
 
 export interface RetryResult {
   message: string;
@@ -76,7 +77,12 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
 
   let result;
   try {
-    result = await upstreamSend(businessId, phoneNumberId, message.payload, reserved);
+    result = await upstreamSend(businessId, phoneNumberId, message.payload, reserved).catch(async (err: unknown) => {
+      // A link the upstream could not fetch: the file fetched and uploaded here (the contract's proxy), as on the first send.
+      const proxied = err instanceof UpstreamError && err.code === 131052 ? await proxiedPayload(businessId, phoneNumberId, message) : undefined;
+      if (!proxied) throw err;
+      return upstreamSend(businessId, phoneNumberId, proxied);
+    });
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     const failure = toDeliveryError(err, templateContext(message.payload));
@@ -106,4 +112,23 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
     (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound' }),
   );
   return { message: 'Message sent successfully', data: { id, messageId: result.wamid, status: 'sent', retriedAt } };
+}
+
+const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'document', 'sticker']);
+
+/**
+ * The payload of a media message sent by link, with the file fetched by the service and uploaded to the number's media
+ * store instead (the media area's proxy, loaded on first use), or undefined when the message is not one, or the file
+ * cannot be fetched here either (the upstream's 131052 then stands).
+ */
+async function proxiedPayload(businessId: string, phoneNumberId: string, message: Message): Promise<Record<string, any> | undefined> {
+  const type = message.messageType;
+  const media = (message.payload as Record<string, any>)[type];
+  if (!MEDIA_TYPES.has(type) || typeof media?.link !== 'string') return undefined;
+  const { processMediaSend } = await import('#shared/media/process-media.ts');
+  const prepared = await processMediaSend(businessId, phoneNumberId, { type: type as MediaType, media, autoConvert: false }, 'proxy').catch((err: unknown) => {
+    if (err instanceof ApiError) return undefined;
+    throw err;
+  });
+  return prepared && prepared.type === type ? { ...message.payload, [type]: prepared.media } : undefined;
 }

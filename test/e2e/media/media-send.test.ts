@@ -74,6 +74,25 @@ describe('media sends over HTTP', () => {
     expect(payload.image).toEqual({ id: expect.any(String), caption: 'proxied' });
   });
 
+  it('proxies the link on a retry too: a send refused by the closed window is retried once the customer writes', async () => {
+    // Prepare: a recipient who has not written (131047), with a link only the service can fetch
+    const other = '+5215550002222';
+    const first = await fetch(`${stack.url}/messages/v1`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ to: other, type: 'image', image: { link: `${filesUrl}/sandbox-unreachable/pic.png`, caption: 'later' } }) });
+    const failed = (await first.json()) as any;
+    expect(failed).toMatchObject({ code: '131047', data: { status: 'failed' } });
+    await customerWrites(stack, other);
+
+    // Act
+    const retry = await fetch(`${stack.url}/messages/v1/${failed.data.id}/retry`, { method: 'POST', headers: auth() });
+
+    // Assess: sent by id, with its caption
+    expect(await retry.json()).toMatchObject({ data: { id: failed.data.id, status: 'sent' } });
+    const sent = (await (await fetch(`${stack.sandboxUrl}/__sandbox/sent?to=${encodeURIComponent(other)}`)).json()) as any;
+    const items = Array.isArray(sent) ? sent : sent.sent ?? sent.messages ?? [];
+    expect(items.at(-1).image).toEqual({ id: expect.any(String), caption: 'later' });
+  });
+
   it('proxies a template header link the upstream cannot download (131052), in the shortcut and the full form', async () => {
     // Prepare
     const link = `${filesUrl}/sandbox-unreachable/pic.png`;
