@@ -80,6 +80,15 @@ export async function prepareTemplate(
       throw invalidParameters(`Template ${template.name} (${template.language.code}) has ${expected} body placeholder(s); ${received} parameter(s) given`, { ...context, expected, received });
     }
     const header = approved.components.find((c) => String(c.type).toUpperCase() === 'HEADER');
+    // What the approved template does not have, the upstream refuses (132000 family): said here, before anything goes out.
+    if (!header && template.components.some((c) => c.type === 'header')) {
+      throw invalidParameters(`Template ${template.name} (${template.language.code}) has no header; send it without header_media or a header component`, { ...context, header: null });
+    }
+    const buttonCount = approved.components.find((c) => String(c.type).toUpperCase() === 'BUTTONS')?.buttons?.length ?? 0;
+    const strayButton = template.components.find((c) => c.type === 'button' && !(Number(c.index) >= 0 && Number(c.index) < buttonCount));
+    if (strayButton) {
+      throw invalidParameters(`Template ${template.name} (${template.language.code}) has ${buttonCount} button(s); there is none at index ${strayButton.index}`, { ...context, buttons: buttonCount, index: String(strayButton.index) });
+    }
     const format = String(header?.format ?? 'TEXT').toLowerCase();
     if (header && ['image', 'video', 'document'].includes(format)) {
       headerType = format;

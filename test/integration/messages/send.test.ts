@@ -473,6 +473,23 @@ describe('POST /messages/v1: templates', () => {
     expect(await h.sent(to)).toEqual([]);
   });
 
+  it('refuses what the approved template does not have: a header on one without, a button at an index it has none at', async () => {
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const full = (name: string, components: Record<string, unknown>[]) => ({ to, type: 'template', template: { name, language: { code: 'es_MX' }, components } });
+    const body2 = { type: 'body', parameters: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] };
+
+    const answers = [
+      await h.send(t.apiKey, { to, type: 'template', templateName: 'order_update', template_parameters: ['a', 'b'], header_media: { type: 'image', url: 'https://example.com/a.jpg' } }),
+      await h.send(t.apiKey, full('order_update', [body2, { type: 'button', sub_type: 'quick_reply', index: '5', parameters: [{ type: 'payload', payload: 'P' }] }])),
+      await h.send(t.apiKey, full('reminder_buttons', [{ type: 'body', parameters: [{ type: 'text', text: 'a' }] }, { type: 'button', sub_type: 'quick_reply', index: '5', parameters: [{ type: 'payload', payload: 'P' }] }])),
+    ];
+
+    expect(answers.map((r) => [r.status, r.body.error])).toEqual([[400, 'invalid_template_parameters'], [400, 'invalid_template_parameters'], [400, 'invalid_template_parameters']]);
+    expect(answers[2].body.details).toMatchObject({ buttons: 2, index: '5' });
+    expect(await h.sent(to)).toEqual([]);
+  });
+
   it('refuses promo_header without its image header', async () => {
     const t = await h.newTenant();
     const res = await h.send(t.apiKey, { to: randomPhone(), type: 'template', templateName: 'promo_header', template_parameters: ['Ana'] });
