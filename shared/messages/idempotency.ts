@@ -1,9 +1,10 @@
 /**
- * `Idempotency-Key` on sends: the first response (success or client error) is kept for 24 hours and
- * returned again for the same key without sending twice; the same key with a different body is a 422.
- * A request still running under the key answers 409. A crash (5xx) frees the key for another attempt only
- * while nothing was recorded under it: once the send recorded its message (bindToMessage, in the message's own
- * transaction) the key is kept whatever happens after, and a repeat answers with that message's outcome.
+ * `Idempotency-Key` on sends: the first response of a send that recorded its message (success, or a delivery
+ * failure) is kept for 24 hours and returned again for the same key without sending twice; the same key with a
+ * different body is a 422. A request still running under the key answers 409. A request refused before anything
+ * was recorded (a body the contract refuses, a limit, a crash) frees the key; once the send recorded its message
+ * (bindToMessage, in the message's own transaction) the key is kept whatever happens after, and a repeat answers
+ * with that message's outcome.
  */
 import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -95,13 +96,12 @@ export async function idempotent(
   try {
     outcome = await run();
   } catch (err) {
-    // A client error is the answer for good; a 429 (a limit of this minute) is not.
-    if (err instanceof ApiError && err.status < 500 && err.status !== 429) {
-      await save(Key, { status: err.status, body: err.body });
-      throw err;
-    }
-    // Free the key for another attempt, unless a message was recorded under it (it may be out already).
-    await db.send(new DeleteCommand({ TableName: table(), Key, ConditionExpression: 'attribute_not_exists(messageId)' })).catch(() => undefined);
+    // Nothing recorded under the key (a body refused, a limit of this minute, a crash before the record): the key is
+    // free for the corrected or repeated request, as Stripe frees a key whose parameters failed validation.
+    const freed = await applied(db.send(new DeleteCommand({ TableName: table(), Key, ConditionExpression: 'attribute_not_exists(messageId)' }))).catch(() => false);
+    // A message was recorded (it may be out already): a client error is its answer for good; after a crash the
+    // repeat answers with the message's outcome.
+    if (!freed && err instanceof ApiError && err.status < 500 && err.status !== 429) await save(Key, { status: err.status, body: err.body });
     throw err;
   }
   await save(Key, outcome);

@@ -562,6 +562,27 @@ describe('POST /messages/v1: AI control and idempotency', () => {
     const clash = await h.send(t.apiKey, { to, content: 'otra cosa' }, headers);
     expect(clash.status).toBe(422);
   });
+
+  it('frees an Idempotency-Key whose request was refused before anything was recorded, and keeps one whose message failed', async () => {
+    // Prepare: a body the contract refuses, then the corrected one, under one key; a send the closed window fails under another
+    const { t, to } = await h.openChat();
+    const refusedKey = { 'Idempotency-Key': `k-refused-${Date.now()}` };
+    const failedKey = { 'Idempotency-Key': `k-failed-${Date.now()}` };
+
+    // Act
+    const refused = await h.send(t.apiKey, { to, content: '' }, refusedKey);
+    const corrected = await h.send(t.apiKey, { to, content: 'corregido' }, refusedKey);
+    const closed = randomPhone();
+    const failed = await h.send(t.apiKey, { to: closed, content: 'hola' }, failedKey);
+    const failedAgain = await h.send(t.apiKey, { to: closed, content: 'hola' }, failedKey);
+
+    // Assess
+    expect(refused.status).toBe(400);
+    expect(corrected.status).toBe(200);
+    expect(failed.status).toBe(400);
+    expect(failedAgain.body).toEqual(failed.body);
+    expect(failedAgain.headers['idempotent-replayed']).toBe('true');
+  });
 });
 
 describe('conversation assignment', () => {
