@@ -67,6 +67,8 @@ const schemasFor = (upstreamStyle: boolean): Record<MessageType, v.GenericSchema
       text: v.optional(v.looseObject({ body: nonEmpty('text.body', MAX_TEXT), preview_url: v.optional(v.boolean('text.preview_url must be a boolean')) }, 'text must be an object with body')),
     }),
     v.check((b) => b.content !== undefined || b.text !== undefined, 'a text message needs content (service style) or text.body (upstream style)'),
+    // Both would leave one of them unsent without a word.
+    v.check((b) => b.content === undefined || b.text === undefined, 'a text message takes content (service style) or text.body (upstream style), not both'),
   ),
   image: v.looseObject({ ...common, image: media('image', !upstreamStyle) }),
   video: v.looseObject({ ...common, video: media('video', !upstreamStyle) }),
@@ -79,7 +81,8 @@ const schemasFor = (upstreamStyle: boolean): Record<MessageType, v.GenericSchema
   contacts: v.looseObject({ ...common, contacts }),
   template: v.pipe(
     v.looseObject({ ...common, ...templateFields }),
-    v.check((b) => (b.template !== undefined) !== (b.templateName !== undefined), 'a template message needs templateName (shortcut) or a template object, not both'),
+    v.check((b) => b.template !== undefined || b.templateName !== undefined, 'a template message needs templateName (shortcut) or a template object'),
+    v.check((b) => b.template === undefined || b.templateName === undefined, 'a template message takes templateName (shortcut) or a template object, not both'),
   ),
 });
 const SERVICE_STYLE = schemasFor(false);

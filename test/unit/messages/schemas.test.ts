@@ -78,6 +78,14 @@ describe('send request validation', () => {
     expect(Object.keys(details)).toContain(field);
   });
 
+  it.each([
+    ['content and text.body together (one of them would go unsent)', { to, content: 'A', text: { body: 'B' } }, 'content (service style) or text.body (upstream style), not both'],
+    ['a template with neither form', { to, type: 'template' }, 'needs templateName (shortcut) or a template object"'],
+    ['a template with both forms', { to, type: 'template', templateName: 'a', template: { name: 'a', language: { code: 'es_MX' } } }, 'not both'],
+  ])('rejects %s saying which', (_label, body, words) => {
+    expect(JSON.stringify(detailsOf(body))).toContain(words);
+  });
+
   it('accepts both text styles and infers the type', () => {
     expect(parseSendRequest({ to, content: 'hola' })).toMatchObject({ type: 'text', content: 'hola' });
     expect(parseSendRequest({ messaging_product: 'whatsapp', to, type: 'text', text: { body: 'hola' } })).toMatchObject({ type: 'text', text: { body: 'hola' } });
