@@ -53,7 +53,7 @@ export const tagChanges = { add_tags: v.optional(tagList), remove_tags: v.option
 export const optedOut = v.optional(v.boolean('must be a boolean'));
 
 /** Assignment and funnel stage: each needs items of its own (conversations, stage counters), beside the contact's. */
-export const placementFields = { assigned_agent_id: v.optional(v.nullable(uuid())), funnel_stage_id: v.optional(v.nullable(uuid())) };
+const placementFields = { assigned_agent_id: v.optional(v.nullable(uuid())), funnel_stage_id: v.optional(v.nullable(uuid())) };
 
 /** The fields of a contact create, single or bulk (a bulk item's phone number is checked by the service, item by item). */
 export const createContactFields = { ...profileFields, ...placementFields, opted_out: optedOut };

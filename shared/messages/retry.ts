@@ -21,7 +21,7 @@ import { templateContext } from '#shared/templates/error-context.ts';
 import { budgetRefused } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
-import type { MediaType } from '#shared/media/formats.ts';
+import { isMediaType } from '#shared/media/formats.ts';
 
 export interface RetryResult {
   message: string;
@@ -114,8 +114,6 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   return { message: 'Message sent successfully', data: { id, messageId: result.wamid, status: 'sent', retriedAt } };
 }
 
-const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'document', 'sticker']);
-
 /**
  * The payload of a media message sent by link, with the file fetched by the service and uploaded to the number's media
  * store instead (the media area's proxy, loaded on first use), or undefined when the message is not one, or the file
@@ -124,9 +122,9 @@ const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'document', 'sticker']);
 async function proxiedPayload(businessId: string, phoneNumberId: string, message: Message): Promise<Record<string, any> | undefined> {
   const type = message.messageType;
   const media = (message.payload as Record<string, any>)[type];
-  if (!MEDIA_TYPES.has(type) || typeof media?.link !== 'string') return undefined;
+  if (!isMediaType(type) || typeof media?.link !== 'string') return undefined;
   const { processMediaSend } = await import('#shared/media/process-media.ts');
-  const prepared = await processMediaSend(businessId, phoneNumberId, { type: type as MediaType, media, autoConvert: false }, 'proxy').catch((err: unknown) => {
+  const prepared = await processMediaSend(businessId, phoneNumberId, { type, media, autoConvert: false }, 'proxy').catch((err: unknown) => {
     if (err instanceof ApiError) return undefined;
     throw err;
   });

@@ -78,8 +78,14 @@ const CODES: Record<number, Entry> = {
   },
 };
 
+/** The contract's entry for the upstream code of `err`, when its table lists it. */
+const listedCode = (err: UpstreamError): Entry | undefined => (err.code !== undefined ? CODES[err.code] : undefined);
+
+/** A transient failure that is the upstream throttling the number (not one that did not answer). */
+const isThrottle = (err: UpstreamError): boolean => err.code === 130429 || err.status === 429;
+
 export function toDeliveryError(err: UpstreamError, context: { templateName?: string; language?: string } = {}): DeliveryError {
-  const entry = err.code !== undefined ? CODES[err.code] : undefined;
+  const entry = listedCode(err);
   if (entry) {
     return {
       status: 400,
@@ -89,7 +95,7 @@ export function toDeliveryError(err: UpstreamError, context: { templateName?: st
     };
   }
   if (err.transient) {
-    const throttled = err.code === 130429 || err.status === 429;
+    const throttled = isThrottle(err);
     return {
       status: throttled ? 429 : 502,
       error: throttled ? 'upstream_throttled' : 'upstream_unavailable',
@@ -120,10 +126,10 @@ const UNAVAILABLE_RETRY_SECONDS = 5;
  * that did not answer after retries a 502, both with `Retry-After`; any other refusal a 400 with Meta's message.
  */
 export function toRequestFailure(err: UpstreamError): { status: number; body: Record<string, unknown>; headers: Record<string, string> } {
-  const entry = err.code !== undefined ? CODES[err.code] : undefined;
+  const entry = listedCode(err);
   const code = err.code !== undefined ? { code: String(err.code) } : {};
   if (entry) return { status: 400, body: { ...entry, code: String(err.code) }, headers: {} };
-  if (err.transient && (err.code === 130429 || err.status === 429)) {
+  if (err.transient && isThrottle(err)) {
     return {
       status: 429,
       body: { error: 'upstream_throttled', message: 'The upstream platform is throttling this phone number; retry later.', ...code, retry_after: THROTTLED_RETRY_SECONDS },
