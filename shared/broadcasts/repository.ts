@@ -10,7 +10,7 @@
  */
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
-import { isConditionFailure } from '#shared/store/conditional.ts';
+import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll, queryPrefix } from '#shared/store/query.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
@@ -99,14 +99,13 @@ export async function releaseScheduled(b: Pick<Broadcast, 'businessId' | 'id' | 
     await db.send(new DeleteCommand({ TableName: table(), Key: keys.scheduledBroadcast(b.businessId, b.id) }));
     return;
   }
-  await db.send(new DeleteCommand({
+  // Not applied when another broadcast holds the place now (this one's send_at passed, the place was taken again).
+  await applied(db.send(new DeleteCommand({
     TableName: table(),
     Key: keys.scheduledBroadcastSlot(b.businessId, b.schedule_slot),
     ConditionExpression: 'broadcastId = :id',
     ExpressionAttributeValues: { ':id': b.id },
-  })).catch((err) => {
-    if (!isConditionFailure(err)) throw err;
-  });
+  })));
 }
 
 /** The stored attributes: no counts map (top-level `c_*` numbers instead) and no nulls, so that `attribute_not_exists(started_at)` means "not started". */
