@@ -116,17 +116,18 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
 
 /**
  * The payload of a media message sent by link, with the file fetched by the service and uploaded to the number's media
- * store instead (the media area's proxy, loaded on first use), or undefined when the message is not one, or the file
- * cannot be fetched here either (the upstream's 131052 then stands).
+ * store instead: by the media worker, as on the first send (the retry function holds no media code), waited for within
+ * the send's budget. Undefined when the message is not one, the file cannot be fetched here either, or the worker is not
+ * done within the budget: the upstream's 131052 then stands (the client may retry again).
  */
 async function proxiedPayload(businessId: string, phoneNumberId: string, message: Message): Promise<Record<string, any> | undefined> {
   const type = message.messageType;
   const media = (message.payload as Record<string, any>)[type];
   if (!isMediaType(type) || typeof media?.link !== 'string') return undefined;
-  const { processMediaSend } = await import('#shared/media/process-media.ts');
-  const prepared = await processMediaSend(businessId, phoneNumberId, { type, media, autoConvert: false }, 'proxy').catch((err: unknown) => {
+  const { prepareThroughWorker } = await import('#shared/media/jobs.ts');
+  const result = await prepareThroughWorker({ businessId, phoneNumberId, reason: 'proxy', request: { type, media, autoConvert: false } }).catch((err: unknown) => {
     if (err instanceof ApiError) return undefined;
     throw err;
   });
-  return prepared && prepared.type === type ? { ...message.payload, [type]: prepared.media } : undefined;
+  return result?.status === 'ready' && result.prepared.type === type ? { ...message.payload, [type]: result.prepared.media } : undefined;
 }
