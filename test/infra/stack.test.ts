@@ -6,7 +6,7 @@
  * and its architecture must match the native binaries the asset carries.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { App, Stack, Validations, aws_s3 as s3 } from 'aws-cdk-lib';
@@ -59,6 +59,12 @@ const loadedFiles = (dir: string, file = 'index.mjs', seen = new Set<string>()):
 };
 
 afterAll(() => outdirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/** The native media packages whose code a function package bundles (sharp names its `@img/sharp-<platform>` builds, ffmpeg its installer). */
+function bundledMediaModules(dir: string): string[] {
+  const code = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.mjs')).map((f) => readFileSync(join(dir, f), 'utf8')).join('\n');
+  return ['@img/sharp', '@ffmpeg-installer'].filter((pkg) => code.includes(pkg));
+}
 
 describe('CDK stack', () => {
   it('has one nodejs22.x Lambda per handler module: every route, worker, the outbox sweep and the not-found function', () => {
@@ -180,6 +186,8 @@ describe('CDK stack', () => {
       const fn = stack.functions.get(handler)!;
       expect([handler, synthesized.resource(fn).Properties.Architectures]).toEqual([handler, ['arm64']]);
       expect([handler, nativeArchitectures(synthesized.assetDir(fn)).size]).toEqual([handler, 0]);
+      // Nor their JavaScript bundled in (a chunk that loads sharp or ffmpeg without the binaries fails in AWS).
+      expect([handler, bundledMediaModules(synthesized.assetDir(fn))]).toEqual([handler, []]);
     }
   });
 
