@@ -4,8 +4,9 @@
  *  - `pk B#{bid}#SEG#{id} sk C#{contactId}`: one item per static member; added with attribute_not_exists
  *    and removed with attribute_exists, so a repeated request changes nothing and counts nothing.
  *  - `pk B#{bid}#SEGUSE#{id} sk {kind}#{refId}`: where the segment is used (usage.ts).
- *  - `pk B#{bid} sk DSLOT#{n}`: the slot a dynamic segment holds (one of MAX_DYNAMIC_SEGMENTS), claimed with it and
- *    released with it, so the cap holds under concurrent creates. Dynamic segments made before the slots hold none.
+ *  - `pk B#{bid} sk SPLACE#{n}`: the place a segment holds (one of MAX_SEGMENTS), and `pk B#{bid} sk DSLOT#{n}`: the
+ *    slot a dynamic segment holds besides (one of MAX_DYNAMIC_SEGMENTS); claimed with it and released with it, so both
+ *    caps hold under concurrent creates. Segments made before them hold none.
  */
 import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
@@ -31,32 +32,31 @@ export interface SegmentRecord {
   countedAt: string | null;
   /** Dynamic: the key of its maintained counters (new with every rule change); null on segments made before them. */
   counterKey: string | null;
-  /** Dynamic: the slot it holds under the business's cap; null on static segments and dynamic ones made before slots. */
+  /** Its place under the business's cap on segments; null on segments made before places. */
+  place?: number | null;
+  /** Dynamic: the slot it holds under the business's cap on dynamic segments; null on static segments and dynamic ones made before slots. */
   slot?: number | null;
   createdAt: string;
   updatedAt: string;
 }
 
-const FIELDS = ['id', 'name', 'description', 'color', 'segmentType', 'rules', 'rulesFormat', 'contactCount', 'countedAt', 'counterKey', 'slot', 'createdAt', 'updatedAt'] as const;
+const FIELDS = ['id', 'name', 'description', 'color', 'segmentType', 'rules', 'rulesFormat', 'contactCount', 'countedAt', 'counterKey', 'place', 'slot', 'createdAt', 'updatedAt'] as const;
 
 const toRecord = (item: Record<string, any>): SegmentRecord =>
   Object.fromEntries(FIELDS.map((f) => [f, item[f] ?? (f === 'contactCount' ? 0 : null)])) as unknown as SegmentRecord;
 
-export async function putSegment(bid: string, s: SegmentRecord): Promise<void> {
-  await db.send(new PutCommand({
-    TableName: table(),
-    Item: { ...keys.segment(bid, s.id), type: 'segment', businessId: bid, ...s },
-    ConditionExpression: 'attribute_not_exists(pk)',
-  }));
-}
-
-/** Puts a new segment with the slot it claims (`s.slot`); false when another segment took that slot meanwhile. */
-export async function putSegmentInSlot(bid: string, s: SegmentRecord & { slot: number }): Promise<boolean> {
+/**
+ * Puts a new segment with the place and the slot it claims (`s.place`, `s.slot`, when set): false when another
+ * segment took either meanwhile.
+ */
+export async function putSegment(bid: string, s: SegmentRecord): Promise<boolean> {
+  const claim = (key: { pk: string; sk: string }, type: string) => ({ Put: { TableName: table(), Item: { ...key, type, segmentId: s.id }, ConditionExpression: 'attribute_not_exists(pk)' } });
   try {
     await db.send(new TransactWriteCommand({
       TransactItems: [
         { Put: { TableName: table(), Item: { ...keys.segment(bid, s.id), type: 'segment', businessId: bid, ...s }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { TableName: table(), Item: { ...keys.segmentSlot(bid, s.slot), type: 'segmentSlot', segmentId: s.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        ...(isHeld(s.place) ? [claim(keys.segmentPlace(bid, s.place), 'segmentPlace')] : []),
+        ...(isHeld(s.slot) ? [claim(keys.segmentSlot(bid, s.slot), 'segmentSlot')] : []),
       ],
     }));
     return true;
@@ -65,6 +65,8 @@ export async function putSegmentInSlot(bid: string, s: SegmentRecord & { slot: n
     throw err;
   }
 }
+
+const isHeld = (n: number | null | undefined): n is number => n !== null && n !== undefined;
 
 export async function getSegment(bid: string, id: string): Promise<SegmentRecord | undefined> {
   const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.segment(bid, id) }));
@@ -114,16 +116,16 @@ export async function storeCount(bid: string, id: string, count: number, at: str
   })));
 }
 
-/** Deletes the segment, and frees the slot it holds; false when it did not exist. */
-export async function deleteSegmentItem(bid: string, id: string, slot?: number | null): Promise<boolean> {
-  const remove = { TableName: table(), Key: keys.segment(bid, id), ConditionExpression: 'attribute_exists(pk)' };
-  if (slot === undefined || slot === null) return applied(db.send(new DeleteCommand(remove)));
+/** Deletes the segment, and frees the place and the slot it holds; false when it did not exist. */
+export async function deleteSegmentItem(bid: string, s: Pick<SegmentRecord, 'id' | 'place' | 'slot'>): Promise<boolean> {
+  // Only an item this segment holds.
+  const release = (key: { pk: string; sk: string }) => ({ Delete: { TableName: table(), Key: key, ConditionExpression: 'attribute_not_exists(pk) OR segmentId = :id', ExpressionAttributeValues: { ':id': s.id } } });
   try {
     await db.send(new TransactWriteCommand({
       TransactItems: [
-        { Delete: remove },
-        // Only the slot this segment holds.
-        { Delete: { TableName: table(), Key: keys.segmentSlot(bid, slot), ConditionExpression: 'attribute_not_exists(pk) OR segmentId = :id', ExpressionAttributeValues: { ':id': id } } },
+        { Delete: { TableName: table(), Key: keys.segment(bid, s.id), ConditionExpression: 'attribute_exists(pk)' } },
+        ...(isHeld(s.place) ? [release(keys.segmentPlace(bid, s.place))] : []),
+        ...(isHeld(s.slot) ? [release(keys.segmentSlot(bid, s.slot))] : []),
       ],
     }));
     return true;

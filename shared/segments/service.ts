@@ -13,7 +13,7 @@ import { UUID_RE } from '#shared/http/schemas.ts';
 import { countDeadline, countSegment, countSegments, type CountOutcome } from './count.ts';
 import { isEmptyRules, isV3Shape, parseRules, ruleError, rulesCondition, type ParsedRules } from './rules.ts';
 import { ruleBoundsError } from './rule-bounds.ts';
-import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, putSegmentInSlot, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
+import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
 import { ruleInvalid, segmentNotFound, selectWithinBudget } from './errors.ts';
 import { listSegmentUsage } from './usage.ts';
 import { MAX_DYNAMIC_SEGMENTS, newCounterKey, registerCounters } from './counters/registry.ts';
@@ -117,12 +117,8 @@ export async function createSegment(bid: string, input: CreateInput): Promise<Se
     createdAt: now,
     updatedAt: now,
   };
-  if (record.segmentType === 'static') {
-    assertRoom(await listSegments(bid), 'static');
-    await putSegment(bid, record);
-    return toView(record, { count: 0, stale: false, filters: null });
-  }
-  await putDynamic(bid, record);
+  await putInRoom(bid, record);
+  if (record.segmentType === 'static') return toView(record, { count: 0, stale: false, filters: null });
   // After the segment item: a contact write that sees the new `v` also sees this segment (counters/write.ts).
   await registerCounters(bid);
   return toView(record, await countSegment(bid, record, { deadline: countDeadline() }));
@@ -136,46 +132,50 @@ export const MAX_SEGMENTS = 1000;
 
 /**
  * Past a cap, a 400 and no segment: every dynamic segment adds to every contact write's counter update, and every
- * segment to every `GET /segments`. The dynamic cap is held by slots (putDynamic); the total is checked on the list,
- * so creations racing at the 1,000th can both pass.
+ * segment to every `GET /segments`. The list gives the message; the places and slots (putInRoom) make the caps exact.
  */
 function assertRoom(segments: SegmentRecord[], type: SegmentType): void {
   if (segments.length >= MAX_SEGMENTS) {
     throw badRequest('segment_limit_reached', `A business has at most ${MAX_SEGMENTS} segments; delete one before adding another`);
   }
-  if (type === 'dynamic' && segments.filter((s) => s.segmentType === 'dynamic').length >= MAX_DYNAMIC_SEGMENTS) {
+  if (type === 'dynamic' && segments.filter(isDynamic).length >= MAX_DYNAMIC_SEGMENTS) {
     throw badRequest('segment_limit_reached', `A business has at most ${MAX_DYNAMIC_SEGMENTS} dynamic segments; delete one (or use a static segment) before adding another`);
   }
 }
 
-/** Tries of a dynamic create whose randomly picked free slot another create took first. */
-const SLOT_TRIES = 8;
+const isDynamic = (s: SegmentRecord): boolean => s.segmentType === 'dynamic';
+
+/** Tries of a create whose randomly picked free place or slot another create took first. */
+const CLAIM_TRIES = 8;
 
 /**
- * Stores a new dynamic segment in a free slot of the MAX_DYNAMIC_SEGMENTS (shared/store/slots.ts); the slot's
- * conditional put is what makes the cap exact. Dynamic segments made before the slots hold none but still count
- * against the cap, through the list.
+ * Stores a new segment in a free place of the MAX_SEGMENTS and, when dynamic, a free slot of the MAX_DYNAMIC_SEGMENTS
+ * (shared/store/slots.ts): their conditional puts in the segment's transaction are what make both caps exact.
  */
-async function putDynamic(bid: string, record: SegmentRecord): Promise<void> {
-  // Slots this request lost to concurrent creates: the next try picks among the others, or reads the list again.
-  const lost = new Set<number>();
-  for (let attempt = 0; attempt < SLOT_TRIES; attempt++) {
+async function putInRoom(bid: string, record: SegmentRecord): Promise<void> {
+  // Places and slots this request lost to concurrent creates: the next try picks among the others, or reads the list again.
+  const lostPlaces = new Set<number>();
+  const lostSlots = new Set<number>();
+  for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
     const segments = await listSegments(bid, true);
-    assertRoom(segments, 'dynamic');
-    const free = freeSlots(segments.filter((s) => s.segmentType === 'dynamic').map((s) => s.slot), MAX_DYNAMIC_SEGMENTS, lost);
-    if (free.length === 0) {
-      // Every free slot went to a create still in flight: read again once they have landed.
-      lost.clear();
+    assertRoom(segments, record.segmentType);
+    const places = freeSlots(segments.map((s) => s.place), MAX_SEGMENTS, lostPlaces);
+    const slots = isDynamic(record) ? freeSlots(segments.filter(isDynamic).map((s) => s.slot), MAX_DYNAMIC_SEGMENTS, lostSlots) : [];
+    if (places.length === 0 || (isDynamic(record) && slots.length === 0)) {
+      // Every free one went to a create still in flight: read again once they have landed.
+      lostPlaces.clear();
+      lostSlots.clear();
       continue;
     }
-    const slot = randomSlot(free);
-    if (await putSegmentInSlot(bid, { ...record, slot })) {
-      record.slot = slot;
+    const claim = { place: randomSlot(places), slot: isDynamic(record) ? randomSlot(slots) : null };
+    if (await putSegment(bid, { ...record, ...claim })) {
+      Object.assign(record, claim);
       return;
     }
-    lost.add(slot);
+    lostPlaces.add(claim.place);
+    if (claim.slot !== null) lostSlots.add(claim.slot);
   }
-  throw conflict('segment_create_conflict', 'Other dynamic segments were being created at the same time; try again');
+  throw conflict('segment_create_conflict', 'Other segments were being created at the same time; try again');
 }
 
 export async function listSegmentViews(bid: string): Promise<SegmentView[]> {
@@ -270,7 +270,7 @@ export async function updateSegment(bid: string, record: SegmentRecord, input: U
 /** Deletes the segment and its member list; the contacts themselves are kept. */
 export async function deleteSegment(bid: string, id: unknown): Promise<{ id: string }> {
   const record = await loadSegment(bid, id);
-  if (!(await deleteSegmentItem(bid, record.id, record.slot))) throw segmentNotFound();
+  if (!(await deleteSegmentItem(bid, record))) throw segmentNotFound();
   await deletePartition(keys.segmentMembersPk(bid, record.id));
   if (record.counterKey) await registerCounters(bid, [record.counterKey]);
   return { id: record.id };

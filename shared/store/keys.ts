@@ -126,6 +126,8 @@ export const keys = {
   stageSlot: (bid: string, slot: number): Key => ({ pk: `${biz(bid)}#FUNNEL`, sk: `FSLOT#${slot}` }),
   /** One of the MAX_DYNAMIC_SEGMENTS slots a dynamic segment holds, as a stage holds a funnel slot. */
   segmentSlot: (bid: string, slot: number): Key => ({ pk: biz(bid), sk: `DSLOT#${slot}` }),
+  /** One of the MAX_SEGMENTS places every segment, static or dynamic, holds. */
+  segmentPlace: (bid: string, place: number): Key => ({ pk: biz(bid), sk: `SPLACE#${place}` }),
 
   conversation: (bid: string, conversationId: string): Key => ({ pk: biz(bid), sk: `CONV#${conversationId}` }),
   conversationPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'CONV#' }),

@@ -140,6 +140,36 @@ describe('the cap on segments per business', () => {
     expect(list.status).toBe(200);
     expect(list.body.data).toHaveLength(MAX_SEGMENTS);
   }, 120_000);
+
+  it('holds the cap of 1,000 under 20 concurrent creates beside 990 segments made before places, and a delete gives its place back', async () => {
+    // Prepare: 990 segments without a place, as the service stored them before places
+    const t = await newTenant();
+    const { putSegment } = await import('#shared/segments/repository.ts');
+    const at = new Date().toISOString();
+    for (let i = 0; i < 990; i += 110) {
+      await Promise.all(Array.from({ length: 110 }, (_, k) => putSegment(t.businessId, {
+        id: randomUUID(), name: `Old ${i + k}`, description: null, color: null, segmentType: 'static', rules: null, rulesFormat: null,
+        contactCount: 0, countedAt: null, counterKey: null, createdAt: at, updatedAt: at,
+      })));
+    }
+
+    // Act
+    const attempts = await Promise.all(Array.from({ length: 20 }, (_, k) => k % 4 === 0
+      ? create(t, { name: `D${k}`, type: 'dynamic', rules: V3_VIP })
+      : create(t, { name: `S${k}`, type: 'static' })));
+    const made: string[] = attempts.filter((r) => r.status === 201).map((r) => r.body.data.id);
+    const listed = (await invoke('GET /segments', { apiKey: t.apiKey })).body.data;
+    await invoke('DELETE /segments/{id}', { apiKey: t.apiKey, params: { id: made[0] } });
+    const afterDelete = await create(t, { name: 'After a delete', type: 'static' });
+    const pastCap = await create(t, { name: 'One too many', type: 'static' });
+
+    // Assess
+    expect(made).toHaveLength(10);
+    expect(attempts.filter((r) => r.status !== 201).map((r) => [r.status, r.body.error])).toEqual(Array(10).fill([400, 'segment_limit_reached']));
+    expect(listed).toHaveLength(1000);
+    expect(afterDelete.status).toBe(201);
+    expect(pastCap.status).toBe(400);
+  }, 120_000);
 });
 
 describe('GET /segments/{id}, PATCH, DELETE', () => {
