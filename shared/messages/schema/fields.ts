@@ -44,3 +44,6 @@ export function byType(field: string, known: Record<string, v.GenericSchema>, ot
     return Object.hasOwn(known, type) ? known[type] : other ?? refuse;
   });
 }
+
+/** A carousel card's place, left to right from 0 (Meta's `card_index`, in interactive and template carousels). */
+export const cardIndex = v.pipe(v.number('card_index must be a whole number 0-9'), v.integer('card_index must be a whole number 0-9'), v.minValue(0, 'card_index must be 0-9'), v.maxValue(9, 'card_index must be 0-9'));

@@ -3,16 +3,18 @@
  * A kind Meta adds later is forwarded as sent, within the size bound of the whole message (schemas.ts).
  */
 import * as v from 'valibot';
-import { byType, httpUrl, maxStr, nonEmpty, object, str } from './fields.ts';
+import { byType, cardIndex, httpUrl, maxStr, nonEmpty, object, str } from './fields.ts';
 import { mediaParam } from './objects.ts';
 
+/** Meta's optional line under any header. */
+const subText = v.optional(maxStr('header.sub_text', 60));
 const header = byType('header', {
-  text: v.looseObject({ type: v.literal('text'), text: nonEmpty('header.text', 60) }),
-  image: v.looseObject({ type: v.literal('image'), image: mediaParam('image') }),
-  video: v.looseObject({ type: v.literal('video'), video: mediaParam('video') }),
-  document: v.looseObject({ type: v.literal('document'), document: mediaParam('document') }),
+  text: v.looseObject({ type: v.literal('text'), text: nonEmpty('header.text', 60), sub_text: subText }),
+  image: v.looseObject({ type: v.literal('image'), image: mediaParam('image'), sub_text: subText }),
+  video: v.looseObject({ type: v.literal('video'), video: mediaParam('video'), sub_text: subText }),
+  document: v.looseObject({ type: v.literal('document'), document: mediaParam('document'), sub_text: subText }),
 });
-const textHeader = v.looseObject({ type: v.literal('text', 'this header must be text'), text: nonEmpty('header.text', 60) });
+const textHeader = v.looseObject({ type: v.literal('text', 'this header must be text'), text: nonEmpty('header.text', 60), sub_text: subText });
 const body = v.looseObject({ text: nonEmpty('body.text', 1024) }, 'body.text is required');
 const footer = v.optional(v.looseObject({ text: nonEmpty('footer.text', 60) }));
 
@@ -30,6 +32,12 @@ const replyButtons = v.looseObject({
   ),
 });
 
+/** Meta's reference: a section's title is required when the message has more than one section (lists and product lists). */
+const titledSections = <T extends { sections: { title?: string }[] }>() => v.check<T, string>(
+  (a) => a.sections.length === 1 || a.sections.every((s) => s.title !== undefined),
+  'each section needs a title when there is more than one',
+);
+
 const listAction = v.pipe(
   v.looseObject({
     button: nonEmpty('action.button', 20),
@@ -45,6 +53,7 @@ const listAction = v.pipe(
       v.maxLength(10, 'action.sections needs 1 to 10 sections'),
     ),
   }),
+  titledSections(),
   v.check((a) => a.sections.reduce((n, s) => n + s.rows.length, 0) <= 10, 'a list has at most 10 rows in total'),
 );
 
@@ -57,7 +66,10 @@ const flowParameters = v.pipe(
     // pywa sends `null` for a flow without a token; it goes upstream as sent.
     flow_token: v.optional(v.nullable(v.string())),
     flow_action: v.optional(v.picklist(['navigate', 'data_exchange'])),
-    flow_action_payload: v.optional(object('flow_action_payload')),
+    flow_action_payload: v.optional(v.looseObject({
+      // Meta's reference: the first screen's input, a non-empty object when given.
+      data: v.optional(v.pipe(object('flow_action_payload.data'), v.check((d) => Object.keys(d).length > 0, 'flow_action_payload.data must be a non-empty object when given'))),
+    }, 'flow_action_payload must be an object')),
     mode: v.optional(v.picklist(['draft', 'published'])),
   }),
   v.check((p) => (p.flow_id !== undefined) !== (p.flow_name !== undefined), 'a flow needs exactly one of flow_id or flow_name'),
@@ -73,8 +85,7 @@ const productListAction = v.pipe(
       v.maxLength(10, 'action.sections needs 1 to 10 sections'),
     ),
   }),
-  // Meta's reference: a section's title is required when the message has more than one section.
-  v.check((a) => a.sections.length === 1 || a.sections.every((s) => s.title !== undefined), 'each section needs a title when there is more than one'),
+  titledSections(),
   v.check((a) => a.sections.reduce((n, s) => n + s.product_items.length, 0) <= 30, 'a product list has at most 30 products in total'),
 );
 
@@ -84,12 +95,31 @@ const orderParameters = (required: string[]) =>
     v.check((p: Record<string, unknown>) => required.every((k) => p[k] !== undefined), `action.parameters needs ${required.join(', ')}`),
   );
 
+/**
+ * Meta's media carousel: a body and 2 to 10 cards, each with an image or video header, an optional body of at most 160
+ * characters and its own action (one URL button or quick replies); no header or footer of its own.
+ */
+const carouselCard = v.looseObject({
+  card_index: cardIndex,
+  type: str('card.type'),
+  header: byType('card.header', {
+    image: v.looseObject({ type: v.literal('image'), image: mediaParam('image') }),
+    video: v.looseObject({ type: v.literal('video'), video: mediaParam('video') }),
+  }),
+  body: v.optional(v.looseObject({ text: nonEmpty('card.body.text', 160) })),
+  action: object('card.action'),
+}, 'each card must be an object');
+const carouselAction = v.looseObject({
+  cards: v.pipe(v.array(carouselCard, 'action.cards must be an array of cards'), v.minLength(2, 'action.cards needs 2 to 10 cards'), v.maxLength(10, 'action.cards needs 2 to 10 cards')),
+});
+
 const kinds: Record<string, v.GenericSchema> = {
   button: kind('button', { header: v.optional(header), body, footer, action: replyButtons }),
   list: kind('list', { header: v.optional(textHeader), body, footer, action: listAction }),
   cta_url: kind('cta_url', { header: v.optional(header), body, footer, action: namedAction('cta_url', v.looseObject({ display_text: nonEmpty('display_text', 20), url: httpUrl('url') })) }),
   flow: kind('flow', { header: v.optional(header), body, footer, action: namedAction('flow', flowParameters) }),
   product: kind('product', {
+    header: v.optional(v.never('a product message has no header (Meta: it cannot be set for product)')),
     body: v.optional(body),
     footer,
     action: v.looseObject({ catalog_id: nonEmpty('action.catalog_id', 100), product_retailer_id: nonEmpty('action.product_retailer_id', 100) }),
@@ -100,6 +130,12 @@ const kinds: Record<string, v.GenericSchema> = {
   order_details: kind('order_details', {
     header: v.optional(header), body, footer,
     action: namedAction('review_and_pay', orderParameters(['reference_id', 'type', 'currency', 'total_amount', 'order'])),
+  }),
+  carousel: kind('carousel', {
+    header: v.optional(v.never('a carousel has no header of its own (its cards have)')),
+    body,
+    footer: v.optional(v.never('a carousel has no footer')),
+    action: carouselAction,
   }),
   order_status: kind('order_status', { body, footer, action: namedAction('review_order', orderParameters(['reference_id', 'order'])) }),
 };

@@ -98,7 +98,7 @@ const decodedJson = (x: unknown): unknown => {
   }
 };
 
-const contactCards = v.pipe(v.array(contactCard, 'contacts must be an array of contact cards'), v.minLength(1, 'contacts needs at least one contact card'));
+const contactCards = v.pipe(v.array(contactCard, 'contacts must be an array of contact cards'), v.minLength(1, 'contacts needs 1 to 5 contact cards'), v.maxLength(5, 'contacts needs 1 to 5 contact cards'));
 
 /**
  * The cards, also given as a JSON string of them: Graph decodes a parameter sent JSON-encoded, and whatsapp-api-js

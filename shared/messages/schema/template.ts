@@ -4,7 +4,7 @@
  * single text parameter (placeholder counts are checked against the approved template in shared/templates).
  */
 import * as v from 'valibot';
-import { byType, identifier, nonEmpty, object, str } from './fields.ts';
+import { byType, cardIndex, identifier, nonEmpty, object, str } from './fields.ts';
 import { mediaParam } from './objects.ts';
 
 /** A parameter whose value is an object the Cloud API defines (`action`, `product`, `limited_time_offer`...). */
@@ -64,9 +64,19 @@ const components: Record<string, v.GenericSchema> = {
   header: v.looseObject({ type: v.literal('header'), parameters: v.pipe(v.array(param('parameter')), v.maxLength(1, 'a header has one parameter')) }),
   body: v.looseObject({ type: v.literal('body'), parameters: v.optional(v.array(param('parameter'))) }),
   button,
+  // A carousel template's cards (at most 10), each with components of its own, checked as the template's are.
+  carousel: v.looseObject({
+    type: v.literal('carousel'),
+    cards: v.pipe(
+      v.array(v.looseObject({ card_index: cardIndex, components: v.array(v.lazy(() => component), 'card.components must be an array') }, 'each card must be an object with card_index and components'), 'cards must be an array of cards'),
+      v.minLength(1, 'a carousel needs 1 to 10 cards'),
+      v.maxLength(10, 'a carousel needs 1 to 10 cards'),
+    ),
+  }),
 };
-/** Other component kinds of Meta's reference (carousel, limited_time_offer...) are forwarded as sent. */
+/** Other component kinds of Meta's reference (limited_time_offer...) are forwarded as sent. */
 const otherComponent = v.looseObject({ type: v.pipe(str('component type'), v.regex(/^[a-z_]{1,40}$/, 'component type must be header, body, button or another Cloud API component kind')) });
+const component: v.GenericSchema = byType('component', components, otherComponent);
 
 export const fullTemplate = v.looseObject({
   name: identifier('template.name', 512),
@@ -74,7 +84,7 @@ export const fullTemplate = v.looseObject({
     v.looseObject({ code: identifier('template.language.code', 15), policy: v.optional(v.literal('deterministic', 'policy must be "deterministic"')) }),
     v.pipe(nonEmpty('template.language', 15), v.transform((code) => ({ code }))),
   ], 'template.language must be { code, policy? }'),
-  components: v.optional(v.array(byType('component', components, otherComponent), 'template.components must be an array')),
+  components: v.optional(v.array(component, 'template.components must be an array')),
 }, 'template must be an object with name, language and components');
 
 const headerMedia = v.pipe(

@@ -17,6 +17,14 @@ const detailsOf = (body: unknown): Record<string, string[]> => {
   throw new Error('expected a validation error');
 };
 
+const upstream = { messaging_product: 'whatsapp', to };
+const replyAction = { buttons: [{ type: 'reply', reply: { id: 'a', title: 'A' } }] };
+/** Meta's media carousel card, as pywa builds one. */
+const card = (i: number) => ({ card_index: i, type: 'cta_url', header: { type: 'image', image: { link: 'https://example.com/a.png' } }, body: { text: 'Card' }, action: { name: 'cta_url', parameters: { display_text: 'Go', url: 'https://example.com' } } });
+const carousel = (cards: unknown[]) => ({ ...upstream, type: 'interactive', interactive: { type: 'carousel', body: { text: 'b' }, action: { cards } } });
+const templateCard = (i: number, link = 'https://example.com/a.png') => ({ card_index: i, components: [{ type: 'header', parameters: [{ type: 'image', image: { link } }] }, { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'p' }] }] });
+const templateCarousel = (cards: unknown[]) => ({ ...upstream, type: 'template', template: { name: 't', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'x' }] }, { type: 'carousel', cards }] } });
+
 describe('send request validation', () => {
   it.each([
     ['missing to', { content: 'hi' }, 'to'],
@@ -164,8 +172,27 @@ describe('send request validation', () => {
     ['product list sections without titles when there are two', { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'product_list', header: { type: 'text', text: 'H' }, body: { text: 'B' }, action: { catalog_id: '1', sections: [{ title: 'S', product_items: [{ product_retailer_id: 'a' }] }, { product_items: [{ product_retailer_id: 'b' }] }] } } }, 'interactive.action'],
     ['an interactive kind that is not a word', { messaging_product: 'whatsapp', to, type: 'interactive', interactive: { type: 'Not A Kind', body: { text: 'x' } } }, 'interactive.type'],
     ['a digits-only recipient in service style', { to: '5215512345678', content: 'hi' }, 'to'],
+    ['six contact cards (Meta: at most 5)', { ...upstream, type: 'contacts', contacts: Array.from({ length: 6 }, () => ({ name: { formatted_name: 'n' } })) }, 'contacts'],
+    ['list sections without titles when there are two', { ...upstream, type: 'interactive', interactive: { type: 'list', body: { text: 'b' }, action: { button: 'b', sections: [{ rows: [{ id: 'r', title: 't' }] }, { rows: [{ id: 'r2', title: 't' }] }] } } }, 'interactive.action'],
+    ['a header sub_text over 60', { ...upstream, type: 'interactive', interactive: { type: 'button', header: { type: 'text', text: 'h', sub_text: long(61) }, body: { text: 'b' }, action: replyAction } }, 'interactive.header.sub_text'],
+    ['a header on a single product', { ...upstream, type: 'interactive', interactive: { type: 'product', header: { type: 'text', text: 'h' }, body: { text: 'b' }, action: { catalog_id: '1', product_retailer_id: 'p' } } }, 'interactive.header'],
+    ['an empty flow data object', { ...upstream, type: 'interactive', interactive: { type: 'flow', body: { text: 'b' }, action: { name: 'flow', parameters: { flow_message_version: '3', flow_id: '1', flow_cta: 'Go', flow_action: 'navigate', flow_action_payload: { screen: 'A', data: {} } } } } }, 'interactive.action.parameters.flow_action_payload.data'],
+    ['a carousel card that is null', carousel([null, card(1)]), 'interactive.action.cards.0'],
+    ['a carousel of one card', carousel([card(0)]), 'interactive.action.cards'],
+    ['a carousel of eleven cards', carousel(Array.from({ length: 11 }, (_, i) => card(i % 10))), 'interactive.action.cards'],
+    ['a carousel card without a header', carousel([card(0), { ...card(1), header: undefined }]), 'interactive.action.cards.1.header'],
+    ['a template carousel card that is null', templateCarousel([null]), 'template.components.1.cards.0'],
+    ['a template carousel without cards', templateCarousel([]), 'template.components.1.cards'],
+    ['a template carousel card header link that is not http(s)', templateCarousel([templateCard(0), templateCard(1, 'ftp://x/y.png')]), 'template.components.1.cards.1.components.0.parameters.0.image.link'],
   ])('rejects %s naming the field', (_label, body, field) => {
     expect(Object.keys(detailsOf(body))).toContain(field);
+  });
+
+  it("takes Meta's carousels (interactive 2-10 cards, template cards checked as its components) and a header sub_text of 60, forwarded as sent", () => {
+    expect(parseSendRequest(carousel([card(0), card(1)])).interactive.action.cards).toEqual([card(0), card(1)]);
+    expect(parseSendRequest(templateCarousel([templateCard(0), templateCard(1)])).template.components[1].cards).toEqual([templateCard(0), templateCard(1)]);
+    expect(() => parseSendRequest({ ...upstream, type: 'interactive', interactive: { type: 'button', header: { type: 'text', text: 'h', sub_text: long(60) }, body: { text: 'b' }, action: replyAction } })).not.toThrow();
+    expect(() => parseSendRequest({ ...upstream, type: 'contacts', contacts: Array.from({ length: 5 }, () => ({ name: { formatted_name: 'n' } })) })).not.toThrow();
   });
 
   it('refuses a message over 64 KB with 413 before looking at its fields', () => {
