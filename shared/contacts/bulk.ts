@@ -122,8 +122,14 @@ async function createAlone(bid: string, phone: string, fields: v.InferOutput<typ
 
 const live = (s: StoredContact | undefined): s is StoredContact => s !== undefined && !s.contact.deleted_at;
 
-/** A unit that writes `next` over `stored` (or succeeds without writing when nothing changes). */
-function fieldUnit(bid: string, index: number, stored: StoredContact, next: Contact, alone: () => Promise<BulkItemResult>): Unit | BulkItemResult {
+/** A unit that writes the patched contact over `stored` (succeeding without a write when nothing changes, failing the item past a limit). */
+function fieldUnit(bid: string, index: number, stored: StoredContact, op: BulkOperation, patch: FieldPatch, alone: () => Promise<BulkItemResult>): Unit | BulkItemResult {
+  let next: Contact;
+  try {
+    next = applyFieldPatch(stored.contact, patch);
+  } catch (err) {
+    return itemError(op, stored.contact.id, err);
+  }
   const changed = changedFields(stored.contact, next);
   if (changed.length === 0) return { success: true, contact_id: next.id };
   next.updated_at = new Date().toISOString();
@@ -168,7 +174,7 @@ async function bulkUpdate(bid: string, input: unknown[], results: BulkItemResult
     }
     seen.add(x.id);
     const alone = () => updateContact(bid, x.id, x.patch).then((c) => ({ success: true, contact_id: c.id }), (err) => itemError('update', x.id, err));
-    const unit = fieldUnit(bid, x.index, s, applyFieldPatch(s.contact, x.patch), alone);
+    const unit = fieldUnit(bid, x.index, s, 'update', x.patch, alone);
     if ('items' in unit) units.push(unit);
     else results[x.index] = unit;
   }
@@ -206,7 +212,7 @@ async function bulkById(bid: string, op: Exclude<BulkOperation, 'create' | 'upda
 
     if (op === 'add_tags' || op === 'remove_tags') {
       const patch: FieldPatch = op === 'add_tags' ? { add_tags: body.tags } : { remove_tags: body.tags };
-      const unit = fieldUnit(bid, index, s, applyFieldPatch(c, patch), single(() => updateContact(bid, id, patch)));
+      const unit = fieldUnit(bid, index, s, op, patch, single(() => updateContact(bid, id, patch)));
       if ('items' in unit) units.push(unit);
       else results[index] = unit;
     } else if (op === 'delete') {

@@ -15,7 +15,7 @@ import { contactPut, findContactIdByPhone, getStoredContact, identityReleases, n
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { assertAgentOfBusiness, assignmentChange } from './assignment.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
-import { dedupeTags, type CreateContactInput, type UpdateContactInput } from './schemas.ts';
+import { dedupeTags, MAX_CUSTOM_FIELDS, MAX_TAGS, type CreateContactInput, type UpdateContactInput } from './schemas.ts';
 import { contactMatcher } from './search.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 
@@ -106,7 +106,24 @@ export function applyFieldPatch(before: Contact, patch: FieldPatch): Contact {
     next.tags = next.tags.filter((t) => !drop.has(t.toLowerCase()));
   }
   if (patch.custom_fields) next.custom_fields = dropNulls({ ...next.custom_fields, ...patch.custom_fields });
+  assertWithinLimits(before, next, patch);
   return next;
+}
+
+/**
+ * A contact holds at most as many tags and custom fields as one request may set, so that its own can always be sent
+ * back: a change that adds to them (`add_tags`, merged fields) may not take it past that (400 naming the field).
+ */
+function assertWithinLimits(before: Contact, next: Contact, patch: FieldPatch): void {
+  const tags = next.tags.length;
+  if (tags > MAX_TAGS && tags > before.tags.length) {
+    const field = patch.add_tags ? 'add_tags' : 'tags';
+    throw validationError({ [field]: [`would give the contact ${tags} tags; a contact has at most ${MAX_TAGS}`] }, `Invalid body: a contact has at most ${MAX_TAGS} tags`);
+  }
+  const fields = Object.keys(next.custom_fields).length;
+  if (fields > MAX_CUSTOM_FIELDS && fields > Object.keys(before.custom_fields).length) {
+    throw validationError({ custom_fields: [`would give the contact ${fields} custom fields; a contact has at most ${MAX_CUSTOM_FIELDS}`] }, `Invalid body: a contact has at most ${MAX_CUSTOM_FIELDS} custom fields`);
+  }
 }
 
 export async function updateContact(bid: string, id: string, patch: UpdateContactInput): Promise<Contact> {

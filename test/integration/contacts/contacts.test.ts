@@ -70,6 +70,40 @@ describe('contacts CRUD', () => {
     expect(updated[0].data.changed_fields.sort()).toEqual(['custom_fields', 'tags']);
   });
 
+  it('keeps a contact within 100 tags and 100 custom fields: a PATCH or bulk item that would add past them is refused, one at them or removing passes', async () => {
+    // Prepare: a contact at both limits
+    const t = await newTenant();
+    const full = { tags: Array.from({ length: 100 }, (_, i) => `t${i}`), custom_fields: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i])) };
+    const { body } = await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550129', ...full } });
+    const id = body.contact.id;
+    const patch = (change: object) => invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id }, body: change });
+
+    // Act
+    const moreTags = await patch({ add_tags: ['extra'] });
+    const moreFields = await patch({ custom_fields: { extra: 1 } });
+    const bulk = await invoke('POST /contacts/v1/bulk', { apiKey: t.apiKey, body: { operation: 'add_tags', contact_ids: [id], tags: ['extra'] } });
+    const bulkUpdate = await invoke('POST /contacts/v1/bulk', { apiKey: t.apiKey, body: { operation: 'update', contacts: [{ id, custom_fields: { extra: 1 } }] } });
+    const sameTags = await patch({ add_tags: ['T0'], custom_fields: { k0: 'changed' } });
+    const swap = await patch({ remove_tags: ['t0'], add_tags: ['new'], custom_fields: { k1: null, fresh: 1 } });
+
+    // Assess
+    expect(moreTags.status).toBe(400);
+    expect(moreTags.body).toMatchObject({ error: 'validation_error', details: { add_tags: [expect.stringContaining('101')] } });
+    expect(moreFields.status).toBe(400);
+    expect(moreFields.body).toMatchObject({ error: 'validation_error', details: { custom_fields: [expect.stringContaining('101')] } });
+    expect(bulk.status).toBe(207);
+    expect(bulk.body.results[0]).toMatchObject({ success: false, contact_id: id, error: 'add_tags_failed', message: expect.stringContaining('100 tags') });
+    expect(bulkUpdate.status).toBe(207);
+    expect(bulkUpdate.body.results[0]).toMatchObject({ success: false, contact_id: id, error: 'update_failed', message: expect.stringContaining('100 custom fields') });
+    expect(sameTags.status).toBe(200);
+    expect(swap.status).toBe(200);
+    const stored = (await invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id } })).body.contact;
+    expect(stored.tags).toHaveLength(100);
+    expect(stored.tags).toContain('new');
+    expect(Object.keys(stored.custom_fields)).toHaveLength(100);
+    expect(stored.custom_fields).toMatchObject({ k0: 'changed', fresh: 1 });
+  });
+
   it('changes the phone number, frees the old one and refuses a taken one', async () => {
     const t = await newTenant();
     const a = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550126' } })).body.contact;
