@@ -27,6 +27,9 @@ export const isEmptyRules = (rules: unknown) =>
 
 export const isV3Shape = (rules: unknown) => isObject(rules) && rules.version === 3;
 
+/** Rules of the legacy shape (v1 or v2), valid or not. */
+export const isLegacyRules = (rules: unknown) => isObject(rules) && isLegacyShape(rules);
+
 export function parseRules(rules: unknown): ParsedRules {
   const fail = (msg: string): ParsedRules => ({ ok: false, error: ruleError(msg) });
   if (isEmptyRules(rules)) return fail('Dynamic segments need rules: send { "version": 3, "filters": { ... } } with at least one filter');

@@ -11,7 +11,7 @@ import { sampleMatching } from './sample.ts';
 import type { Filters } from '#shared/contacts/filters/filters.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { countDeadline, countSegment, countSegments, type CountOutcome } from './count.ts';
-import { isEmptyRules, isV3Shape, parseRules, ruleError, rulesCondition, type ParsedRules } from './rules.ts';
+import { isEmptyRules, isLegacyRules, isV3Shape, parseRules, ruleError, rulesCondition, type ParsedRules } from './rules.ts';
 import { ruleBoundsError } from './rule-bounds.ts';
 import { deletePartition, deleteSegmentItem, getSegment, listSegments, putSegment, updateSegment as updateItem, type SegmentRecord, type SegmentType } from './repository.ts';
 import { ruleInvalid, segmentNotFound, selectWithinBudget } from './errors.ts';
@@ -83,6 +83,18 @@ function checkDynamicRules(rules: unknown): { format: 'filters' | 'legacy'; rule
   return { format: parsed.format, rules: parsed.format === 'filters' ? { version: 3, filters: parsed.filters } : rules };
 }
 
+/**
+ * Rules sent to a static segment: legacy, null or empty ones are ignored (the contract); v3 rules, and rules of no
+ * known version or shape, are refused as on a dynamic segment, not dropped without a word.
+ */
+function checkStaticRules(rules: unknown): void {
+  if (isEmptyRules(rules)) return;
+  if (isV3Shape(rules)) throw ruleInvalid(V3_ON_STATIC);
+  if (isLegacyRules(rules)) return;
+  const parsed = parseRules(rules);
+  if (!parsed.ok) throw ruleInvalid(parsed.error);
+}
+
 const V3_ON_STATIC = ruleError('v3 rules ({ version: 3, filters }) are only for dynamic segments; a static segment holds the contacts you add to it. Remove the rules or create the segment with type "dynamic"');
 
 export interface CreateInput {
@@ -98,9 +110,9 @@ export async function createSegment(bid: string, input: CreateInput): Promise<Se
   let rulesFormat: SegmentRecord['rulesFormat'] = null;
   if (input.type === 'dynamic') {
     ({ format: rulesFormat, rules } = checkDynamicRules(input.rules));
-  } else if (isV3Shape(input.rules)) {
-    throw ruleInvalid(V3_ON_STATIC);
-  } // legacy, null or empty rules on a static segment are ignored
+  } else {
+    checkStaticRules(input.rules);
+  }
 
   const now = new Date().toISOString();
   const record: SegmentRecord = {
@@ -254,8 +266,8 @@ export async function updateSegment(bid: string, record: SegmentRecord, input: U
       ({ format: changes.rulesFormat, rules: changes.rules } = checkDynamicRules(input.rules));
       // New rules, new counters: the old ones are dropped and the new ones backfilled.
       changes.counterKey = newCounterKey();
-    } else if (isV3Shape(input.rules)) {
-      throw ruleInvalid(V3_ON_STATIC);
+    } else {
+      checkStaticRules(input.rules);
     }
   }
   changes.updatedAt = new Date().toISOString();

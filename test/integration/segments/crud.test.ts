@@ -48,6 +48,8 @@ describe('POST /segments', () => {
     ['dynamic rules absent', { name: 'x', type: 'dynamic' }, /rules/],
     ['dynamic rules null', { name: 'x', type: 'dynamic', rules: null }, /rules/],
     ['v3 rules on a static segment', { name: 'x', type: 'static', rules: V3_VIP }, /static/],
+    ['rules of an unknown version on a static segment', { name: 'x', type: 'static', rules: { version: 4, filters: { tags: { any: ['a'] } } } }, /version 4/],
+    ['rules that are not an object on a static segment', { name: 'x', type: 'static', rules: 'abc' }, /object/],
     ['unknown rules version', { name: 'x', type: 'dynamic', rules: { version: 7, filters: { name: 'a' } } }, /version/],
     ['empty filters', { name: 'x', type: 'dynamic', rules: { version: 3, filters: {} } }, /empty/],
     ['empty value', { name: 'x', type: 'dynamic', rules: { version: 3, filters: { name: '' } } }, /empty/],
@@ -249,6 +251,9 @@ describe('GET /segments/{id}, PATCH, DELETE', () => {
     const legacyOnStatic = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id: staticId }, body: { rules: LEGACY_VIP, type: 'dynamic' } });
     expect(legacyOnStatic.status).toBe(200);
     expect(legacyOnStatic.body.data).toMatchObject({ type: 'static', rules: null, typeChangeIgnored: true });
+    const unknownOnStatic = await invoke('PATCH /segments/{id}', { apiKey: t.apiKey, params: { id: staticId }, body: { rules: { version: 4, filters: {} } } });
+    expect(unknownOnStatic.status).toBe(400);
+    expect(unknownOnStatic.body.error).toMatch(/^Unknown rules version 4.*Correct the rule and retry\.$/);
   });
 
   it('refuses a PATCH body of null or an array with 400 and changes nothing; no body at all is an empty change', async () => {
