@@ -6,7 +6,7 @@ export const formatBytes = (n: number): string =>
   n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} bytes`;
 
 /** A size beside a limit it is over: in exact bytes when the rounded figure would read as the limit itself. */
-const sizeOver = (n: number, maxLabel: string): string => (formatBytes(n).replace('.0 ', ' ') === maxLabel ? `${n.toLocaleString('en-US')} bytes` : formatBytes(n));
+export const sizeOver = (n: number, maxLabel: string): string => (formatBytes(n).replace('.0 ', ' ') === maxLabel ? `${n.toLocaleString('en-US')} bytes` : formatBytes(n));
 
 export const unsupportedFormat = (type: MediaType, detected: string | undefined, detail?: string) =>
   new ApiError(400, {

@@ -8,7 +8,7 @@ import { logger } from '#shared/log/logger.ts';
 import { BlockedAddressError, ResponseTooLargeError, safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
 import { detectMime, type Detected } from './detect.ts';
 import { extensionOf, MEDIA_RULES, MIME, PROXY_LIMIT_BYTES, type MediaType } from './formats.ts';
-import { formatBytes, mediaTooLarge, unsupportedFormat } from './errors.ts';
+import { formatBytes, mediaTooLarge, sizeOver, unsupportedFormat } from './errors.ts';
 import { checkMediaId } from './media-id.ts';
 import { invalidLink } from './link-probe.ts';
 import { getObject } from './storage.ts';
@@ -73,7 +73,7 @@ export async function processMediaSend(businessId: string, phoneNumberId: string
         // Over the limit and not an image that can be compressed: the size rule answers (413, or a document with autoConvert).
         if (!detected?.mime.startsWith('image/')) {
           if (!autoConvert) throw mediaTooLarge(type, originalSize, 'the file is not an image that can be compressed');
-          return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, `file of ${formatBytes(originalSize)} is over the 5 MB image limit and cannot be compressed as an image; sent unchanged as a document`);
+          return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, `file of ${sizeOver(originalSize, '5 MB')} is over the 5 MB image limit and cannot be compressed as an image; sent unchanged as a document`);
         }
         const ladder = await compressImage(bytes, rule.maxBytes).catch((err) => {
           if (!(err instanceof UndecodableImageError)) throw err;
@@ -82,18 +82,18 @@ export async function processMediaSend(businessId: string, phoneNumberId: string
         if (!ladder) {
           // Declared an image but not one that decodes (corrupt or truncated): as for any file that is no image.
           if (!autoConvert) throw mediaTooLarge(type, originalSize, 'the file could not be decoded as an image to compress');
-          return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, `file of ${formatBytes(originalSize)} is over the 5 MB image limit and could not be decoded to compress it; sent unchanged as a document`);
+          return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, `file of ${sizeOver(originalSize, '5 MB')} is over the 5 MB image limit and could not be decoded to compress it; sent unchanged as a document`);
         }
         if (ladder.fits) {
           return await upload(businessId, phoneNumberId, req, type, ladder.bytes, ladder.mimeType, 'compressed');
         }
-        const why = `image of ${formatBytes(originalSize)} is still ${formatBytes(ladder.bytes.length)} after compression at quality 85, 70 and 50, over the 5 MB image limit`;
+        const why = `image of ${formatBytes(originalSize)} is still ${sizeOver(ladder.bytes.length, '5 MB')} after compression at quality 85, 70 and 50, over the 5 MB image limit`;
         if (!autoConvert) throw mediaTooLarge(type, originalSize, 'still over the limit after compression at quality 85, 70 and 50');
         return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, why);
       }
       if (!autoConvert || type === 'document' || type === 'sticker') throw mediaTooLarge(type, originalSize);
       if (type === 'video') {
-        return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, `video of ${formatBytes(originalSize)} is over the 16 MB video limit; sent unchanged as a document`);
+        return documentFromDownload(businessId, phoneNumberId, req, bytes, detected, `video of ${sizeOver(originalSize, '16 MB')} is over the 16 MB video limit; sent unchanged as a document`);
       }
       // audio: when the duration already says MP3 64k will not fit, skip the conversion.
       const seconds = await probeDurationSeconds(bytes);
@@ -111,7 +111,7 @@ export async function processMediaSend(businessId: string, phoneNumberId: string
         // Not audio ffmpeg can compress: still over the limit, so it goes as a document (the autoConvert table).
         return documentFromDownload(
           businessId, phoneNumberId, req, bytes, detected,
-          `file of ${formatBytes(originalSize)} is over the 16 MB audio limit and cannot be compressed as audio; sent unchanged as a document`,
+          `file of ${sizeOver(originalSize, '16 MB')} is over the 16 MB audio limit and cannot be compressed as audio; sent unchanged as a document`,
         );
       }
       if (mp3.length <= rule.maxBytes) return await upload(businessId, phoneNumberId, req, type, mp3, MIME.mp3, 'converted_to_mp3');

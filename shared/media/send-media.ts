@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import { ApiError } from '#shared/http/errors.ts';
 import { extensionOf, MEDIA_RULES, MIME, type MediaType } from './formats.ts';
-import { formatBytes, mediaTooLarge, unsupportedFormat } from './errors.ts';
+import { mediaTooLarge, sizeOver, unsupportedFormat } from './errors.ts';
 import { checkMediaId, requireUsableAs } from './media-id.ts';
 import { captionable, upstreamObject, type MediaObject, type UpstreamMediaObject } from './upstream-object.ts';
 
@@ -100,7 +100,7 @@ function planOversize(req: MediaSendRequest, size: number, mime?: string): Media
   // Images by link are always compressed (contract: "an image sent by link above 5 MB is ... compressed").
   if (type === 'image') return job('compress');
   if (!autoConvert) throw mediaTooLarge(type, size);
-  if (type === 'video') return ready(asDocumentByLink(req, `video of ${formatBytes(size)} is over the 16 MB video limit; sent unchanged as a document`, mime));
+  if (type === 'video') return ready(asDocumentByLink(req, `video of ${sizeOver(size, '16 MB')} is over the 16 MB video limit; sent unchanged as a document`, mime));
   return job('convert');
 }
 

@@ -93,8 +93,9 @@ export async function prepareTemplate(
     if (header && ['image', 'video', 'document'].includes(format)) {
       headerType = format;
       const param = template.components.find((c) => c.type === 'header')?.parameters?.[0];
-      if (!param) throw invalidParameters(`Template ${template.name} needs a ${format} header: give header_media or a header component`, { ...context, header: format });
-      if (param.type !== format) throw invalidParameters(`Template ${template.name} needs a ${format} header, got ${param.type}`, { ...context, header: format });
+      const kind = `${format === 'image' ? 'an' : 'a'} ${format} header`;
+      if (!param) throw invalidParameters(`Template ${template.name} needs ${kind}: give header_media or a header component`, { ...context, header: format });
+      if (param.type !== format) throw invalidParameters(`Template ${template.name} needs ${kind}, got ${param.type}`, { ...context, header: format });
     }
   }
   if (!options.quickRepliesAsSent) template.components = resolveQuickReplies(template, approved, req.allowButtonIdOverride === true);

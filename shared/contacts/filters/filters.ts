@@ -183,7 +183,7 @@ export function validateFilters(raw: unknown, opts: { allowSegmentId: boolean; p
       case 'custom_fields': custom(value); break;
       case 'opted_out': if (typeof value !== 'boolean') err(where, 'must be true or false'); break;
       case 'segment_id':
-        if (!opts.allowSegmentId) err(where, 'segment_id is not allowed in segment rules (a segment cannot be defined by another segment)');
+        if (!opts.allowSegmentId) err(where, 'segment_id is not allowed here: only a member selection takes it (a segment cannot be defined by another segment, and a contact search filters by the fields themselves)');
         else uuidValue(where, value);
         break;
     }

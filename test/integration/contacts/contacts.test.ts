@@ -207,6 +207,14 @@ describe('GET /contacts/v1', () => {
     expect(res.status).toBe(400);
     expect(res.body.error).toEqual(expect.any(String));
   });
+
+  it('refuses segment_id in a search\'s filters with words about the search, not about segment rules', async () => {
+    const t = await newTenant();
+    const res = await invoke('GET /contacts/v1', { apiKey: t.apiKey, query: { filters: JSON.stringify({ segment_id: '11111111-2222-4333-8444-555555555555' }) } });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toContain('segment_id is not allowed here');
+    expect(res.body.message).not.toContain('segment rules');
+  });
 });
 
 describe('contact invariants under concurrency', () => {

@@ -32,6 +32,7 @@ beforeAll(async () => {
     '/sandbox-unreachable/big.pdf': { bytes: Buffer.concat([tinyPdf(), Buffer.alloc(6 * MB, 0x20)]), contentType: 'application/pdf' },
     '/clip.mp4': { bytes: mp4, contentType: 'video/mp4' },
     '/big-clip.mp4': { bytes: Buffer.concat([mp4, Buffer.alloc(17 * MB)]), contentType: 'video/mp4' },
+    '/just-over.mp4': { bytes: Buffer.concat([mp4, Buffer.alloc(16 * MB + 1 - mp4.length)]), contentType: 'video/mp4' },
     '/huge.mp4': { size: 120 * MB, contentType: 'video/mp4' },
     '/song.wav': { bytes: wav, contentType: 'audio/wav' },
     '/audiobook.mp3': { bytes: audiobook, contentType: 'audio/mpeg' },
@@ -113,6 +114,11 @@ describe('media sends: the autoConvert table', () => {
       action: 'sent_as_document',
     });
     expect(server.hits).not.toContain('GET /big-clip.mp4');
+  });
+
+  it('states a size one byte over the limit in bytes, not as the limit rounded ("16.0 MB is over the 16 MB")', async () => {
+    const { prepared } = await prepare({ type: 'video', media: { link: server.url('/just-over.mp4') }, autoConvert: true });
+    expect(prepared.metadata?.reason).toBe('video of 16,777,217 bytes is over the 16 MB video limit; sent unchanged as a document');
   });
 
   it('video over 16 MB without autoConvert: 413 with message, suggestion and limits as strings', async () => {

@@ -390,6 +390,10 @@ describe('POST /messages/v1: templates', () => {
     const base = { to, type: 'template', templateName: 'promo_header', template_parameters: ['Ana'] };
     const header = async () => (await h.sent(to)).at(-1).template.components.find((c: any) => c.type === 'header').parameters[0];
 
+    const missing = await h.send(t.apiKey, base);
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ error: 'invalid_template_parameters', message: 'Template promo_header needs an image header: give header_media or a header component' });
+
     expect((await h.send(t.apiKey, { ...base, header_media: { type: 'image', url: 'https://example.com/promo.jpg' } })).status).toBe(200);
     expect(await header()).toEqual({ type: 'image', image: { link: 'https://example.com/promo.jpg' } });
 
