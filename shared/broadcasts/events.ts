@@ -1,6 +1,6 @@
 /** The broadcast events of the contract, with their payloads (the contract shows none: these are ours). */
 import { newEvent } from '#shared/events/outbox.ts';
-import type { Broadcast, BroadcastError, Counts } from './model.ts';
+import { countsView, type Broadcast, type BroadcastError, type Counts } from './model.ts';
 
 const base = (b: Broadcast) => ({ broadcast_id: b.id, name: b.name, audience: b.audience, template: templateName(b) });
 
@@ -12,7 +12,7 @@ export const broadcastSent = (b: Broadcast, counts: Counts, startedAt: string) =
   newEvent(b.businessId, 'broadcast.sent', { ...base(b), status: 'running', recipients: counts.total, skipped: counts.skipped, started_at: startedAt });
 
 export const broadcastCompleted = (b: Broadcast, counts: Counts, completedAt: string) =>
-  newEvent(b.businessId, 'broadcast.completed', { ...base(b), status: 'completed', counts, started_at: b.started_at, completed_at: completedAt });
+  newEvent(b.businessId, 'broadcast.completed', { ...base(b), status: 'completed', counts: countsView(counts), started_at: b.started_at, completed_at: completedAt });
 
 /**
  * Cancelled: the broadcast's end for its subscribers (the contract names no cancel event, so it is the end event with
@@ -20,7 +20,7 @@ export const broadcastCompleted = (b: Broadcast, counts: Counts, completedAt: st
  * stopped and marked the rest cancelled: `counts` are then final (what went out before the cancel stopped it included).
  */
 export const broadcastCancelled = (b: Broadcast, counts: Counts, cancelledAt: string) =>
-  newEvent(b.businessId, 'broadcast.completed', { ...base(b), status: 'cancelled', counts, started_at: b.started_at, cancelled_at: cancelledAt });
+  newEvent(b.businessId, 'broadcast.completed', { ...base(b), status: 'cancelled', counts: countsView(counts), started_at: b.started_at, cancelled_at: cancelledAt });
 
 export const broadcastFailed = (b: Broadcast, error: BroadcastError, counts: Counts, failedAt: string) =>
-  newEvent(b.businessId, 'broadcast.failed', { ...base(b), status: 'failed', error, counts, failed_at: failedAt });
+  newEvent(b.businessId, 'broadcast.failed', { ...base(b), status: 'failed', error, counts: countsView(counts), failed_at: failedAt });

@@ -77,6 +77,9 @@ export interface Recipient {
   lease?: string;
 }
 
+/** Counts as the API and the events show them: with `pending`, the recipients not yet settled. */
+export const countsView = (c: Counts) => ({ ...c, pending: Math.max(0, c.total - c.sent - c.failed - c.skipped - c.cancelled) });
+
 /** The API shape of a broadcast. */
 export const broadcastView = (b: Broadcast) => ({
   id: b.id,
@@ -86,7 +89,7 @@ export const broadcastView = (b: Broadcast) => ({
   audience: b.audience,
   send_at: b.send_at,
   pace_per_minute: b.pace_per_minute,
-  counts: { ...b.counts, pending: Math.max(0, b.counts.total - b.counts.sent - b.counts.failed - b.counts.skipped - b.counts.cancelled) },
+  counts: countsView(b.counts),
   error: b.error,
   created_at: b.created_at,
   updated_at: b.updated_at,

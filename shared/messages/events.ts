@@ -10,6 +10,7 @@ export const eventData = (m: Message, extra: Record<string, unknown> = {}) => ({
   direction: m.direction,
   type: m.messageType,
   status: m.status,
+  ...(m.broadcastId ? { broadcast_id: m.broadcastId } : {}),
   ...extra,
 });
 

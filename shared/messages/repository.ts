@@ -41,6 +41,8 @@ export interface Message {
   payload: Record<string, unknown>;
   metadata?: Record<string, unknown>;
   sentBy?: SentBy;
+  /** The broadcast that sent it, if one did: every event of the message names it. */
+  broadcastId?: string;
   error?: MessageError | null;
   createdAt: string;
   updatedAt: string;

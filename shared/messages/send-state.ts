@@ -153,7 +153,6 @@ export async function settleSent(s: Settle & { wamid: string; waId: string | nul
         sent_by: s.message.sentBy ?? 'api',
         sent_at: s.at,
         content: sent.content ?? sent.payload[sent.messageType],
-        ...((s.message as { broadcastId?: string }).broadcastId ? { broadcast_id: (s.message as { broadcastId?: string }).broadcastId } : {}),
         ...clientCallbackData(sent),
         ...s.eventExtra,
       }))],

@@ -71,7 +71,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
     const error = next === 'failed' ? deliveryError(status) : undefined;
     if (await moveStatus(businessId, message, next as MessageStatus, status, error)) {
       // A broadcast's message: its delivered/read/failed counts follow (idempotent per recipient and status).
-      if ((message as { broadcastId?: string }).broadcastId) {
+      if (message.broadcastId) {
         await onMessageStatus(businessId, message.id, next as 'delivered' | 'read' | 'failed', error as { code?: string; error?: string; message?: string } | undefined);
       }
       return 'applied';

@@ -193,7 +193,7 @@ export function errorBody(routeKey: string, status: number): unknown {
 }
 
 const messageEvent = (extra: Record<string, unknown> = {}) =>
-  obj({ message_id: uuid, wamid: nullable(str), conversation_id: uuid, contact_id: uuid, phone_number: str, direction: { type: 'string', enum: ['inbound', 'outbound'] }, type: str, status: str, sent_by: str, ...extra }, ['message_id']);
+  obj({ message_id: uuid, wamid: nullable(str), conversation_id: uuid, contact_id: uuid, phone_number: str, direction: { type: 'string', enum: ['inbound', 'outbound'] }, type: str, status: str, sent_by: str, broadcast_id: { ...uuid, description: 'the broadcast that sent the message, when one did' }, ...extra }, ['message_id']);
 
 /** `data` of each webhook event: the contract's shapes, and what the service emits for the rest. */
 export const eventData: Record<string, unknown> = {
@@ -202,7 +202,7 @@ export const eventData: Record<string, unknown> = {
     ['messages'],
     { description: 'The message in the upstream (WhatsApp Cloud API) format, plus the service ids.' },
   ),
-  'message.sent': messageEvent({ sent_at: time, content: {}, broadcast_id: uuid, retried_at: time }),
+  'message.sent': messageEvent({ sent_at: time, content: {}, retried_at: time }),
   'message.delivered': messageEvent({ delivered_at: time }),
   'message.read': messageEvent({ read_at: time }),
   'message.failed': messageEvent({ failed_at: time, error: obj({ code: str, error: str, message: str }) }),
@@ -224,6 +224,7 @@ export const eventData: Record<string, unknown> = {
   'funnel_stage.updated': obj({ stage_id: uuid, name: str, color: str, updated_at: time }, ['stage_id', 'name', 'color', 'updated_at']),
   'funnel_stage.deleted': obj({ stage_id: uuid, name: str, deleted_at: time }, ['stage_id']),
   'funnel_stages.reordered': obj({ stage_ids: { type: 'array', items: uuid }, reordered_at: time }, ['stage_ids', 'reordered_at']),
+  'webhook.test': obj({ webhook_id: uuid, message: str, sent_at: time }, ['webhook_id', 'message', 'sent_at']),
 };
 
 const media = obj({ link: { type: 'string', format: 'uri' }, id: { type: 'string', description: 'media_id from POST /media/v1' }, caption: { type: 'string', maxLength: 1024 }, filename: { type: 'string', description: 'document only' } }, [], { description: 'exactly one of link or id' });

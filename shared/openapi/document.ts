@@ -6,6 +6,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { routes, type Route } from '#shared/routes.ts';
 import { EVENT_NAMES } from '#shared/events/names.ts';
+import { TEST_EVENT } from '#shared/webhooks/model.ts';
 import { SCOPES } from '#shared/auth/scopes.ts';
 import { errorBody, eventData, requestBodies, schemas, successBodies } from './components.ts';
 import { versionedKey } from './cloud-api.ts';
@@ -147,11 +148,14 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
   }
 
   const webhooks: Record<string, unknown> = {};
-  for (const name of EVENT_NAMES) {
+  for (const name of [...EVENT_NAMES, TEST_EVENT]) {
+    const who = name === TEST_EVENT
+      ? 'Sent by `POST /user-webhooks/{id}/test` to that subscription only, also when it is disabled, and never retried (not an event to subscribe to).'
+      : 'Sent to every enabled subscription whose `events` include this name or `*`. A delivery without a 2xx answer within 10 s is retried with exponential backoff.';
     webhooks[name] = {
       post: {
         summary: `Event ${name}`,
-        description: 'Sent to every enabled subscription whose `events` include this name or `*`. Verify `X-Webhook-Signature` (hex HMAC-SHA256 of the exact body bytes, keyed with the subscription secret) in constant time before trusting the body. A delivery without a 2xx answer within 10 s is retried with exponential backoff.',
+        description: `${who} Verify \`X-Webhook-Signature\` (hex HMAC-SHA256 of the exact body bytes, keyed with the subscription secret) in constant time before trusting the body.`,
         tags: ['events'],
         parameters: [
           { name: 'X-Webhook-Signature', in: 'header', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'hex HMAC-SHA256 of the body, keyed with the subscription secret' },

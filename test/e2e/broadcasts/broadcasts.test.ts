@@ -103,7 +103,7 @@ const sentList = (x: any): any[] => (Array.isArray(x) ? x : x.sent ?? x.messages
 describe('broadcasts through the local stack', () => {
   it('sends a template to a segment with parameters from contact fields, skips deleted and opted-out contacts, and emits its events', async () => {
     // Prepare
-    const hook = await api('POST', '/user-webhooks', { name: 'broadcast events', url: receiverUrl, events: ['broadcast.sent', 'broadcast.completed', 'broadcast.failed'] });
+    const hook = await api('POST', '/user-webhooks', { name: 'broadcast events', url: receiverUrl, events: ['broadcast.sent', 'broadcast.completed', 'broadcast.failed', 'message.delivered', 'message.read'] });
     expect(hook.status).toBe(201);
     const people: { phone_number: string; name: string; custom_fields: Record<string, string> }[] = [
       { phone_number: phone(), name: 'Ana López', custom_fields: { city: 'Monterrey' } },
@@ -155,7 +155,7 @@ describe('broadcasts through the local stack', () => {
       return mine.some((e) => e.event === 'broadcast.completed') && mine;
     });
     expect(events.find((e) => e.event === 'broadcast.sent')?.data).toMatchObject({ broadcast_id: done.id, recipients: 5, skipped: 2 });
-    expect(events.find((e) => e.event === 'broadcast.completed')?.data.counts).toMatchObject({ total: 5, sent: 3, skipped: 2 });
+    expect(events.find((e) => e.event === 'broadcast.completed')?.data.counts).toMatchObject({ total: 5, sent: 3, skipped: 2, pending: 0 });
 
     const usage = await api('GET', `/segments/${segmentId}/usage`);
     expect(JSON.stringify(usage.body)).toContain(done.id);
@@ -173,6 +173,14 @@ describe('broadcasts through the local stack', () => {
       return res.body.data.counts.read === 1 && res.body.data.counts.delivered >= 2 && res.body.data;
     });
     expect(counted.counts).toMatchObject({ sent: 3, read: 1 });
+    // Every event of a broadcast's message names the broadcast, not only message.sent.
+    const statusEvents = await waitFor('status events naming the broadcast', async () => {
+      const mine = received.filter((e) => e.data?.broadcast_id === done.id && (e.event === 'message.delivered' || e.event === 'message.read'));
+      return mine.length >= 3 && mine;
+    });
+    expect(statusEvents.map((e) => `${e.event} ${e.data.message_id}`).sort()).toEqual([
+      `message.delivered ${byContact.get(ids[0]).message_id}`, `message.delivered ${bruno.message_id}`, `message.read ${byContact.get(ids[0]).message_id}`,
+    ].sort());
   });
 
   it('evaluates a dynamic segment once, when the broadcast starts', async () => {

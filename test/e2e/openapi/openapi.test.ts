@@ -98,7 +98,9 @@ describe('OpenAPI document', () => {
   });
 
   it('documents every webhook event with its signature headers and payload', () => {
-    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_NAMES].sort());
+    expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_NAMES, 'webhook.test'].sort());
+    expect(doc.webhooks['webhook.test'].post.requestBody.content['application/json'].schema.properties.data.required).toEqual(['webhook_id', 'message', 'sent_at']);
+    expect(doc.webhooks['message.failed'].post.requestBody.content['application/json'].schema.properties.data.properties).toHaveProperty('broadcast_id');
     const stage = doc.webhooks['contact.stage_changed'].post;
     expect(stage.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['X-Webhook-Signature', 'X-Webhook-Event', 'X-Webhook-Timestamp', 'X-Webhook-ID', 'webhook-signature']));
     expect(stage.requestBody.content['application/json'].schema.properties.data.required).toEqual(
