@@ -12,7 +12,8 @@ const hasCallingCode = (digits: string): boolean => [1, 2, 3].some((n) => COUNTR
 
 export function normalizePhone(input: unknown): string | null {
   if (typeof input !== 'string') return null;
-  const trimmed = input.trim();
+  // "(+52) 55 1234 5678", as some write it: the parenthesis may open before the + or 00 too.
+  const trimmed = input.trim().replace(/^\((?=\+|00)/, '');
   if (!/^(\+|00)?[\d\s().-]{8,32}$/.test(trimmed)) return null;
   let digits = trimmed.replace(/\D/g, '');
   if (trimmed.startsWith('00')) digits = digits.slice(2);
