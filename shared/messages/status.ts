@@ -68,7 +68,7 @@ export async function applyStatus(businessId: string, status: Record<string, any
     if (message.wamid !== String(status.id)) return 'ignored';
     // A retry under way keeps the failed attempt's wamid until it settles: that attempt's statuses change nothing.
     if (message.sendAttempt !== undefined) return 'ignored';
-    const error = next === 'failed' ? deliveryError(status) : undefined;
+    const error = next === 'failed' ? deliveryError(status, message) : undefined;
     if (await moveStatus(businessId, message, next as MessageStatus, status, error)) {
       // A broadcast's message: its delivered/read/failed counts follow (idempotent per recipient and status).
       if (message.broadcastId) {
@@ -82,14 +82,17 @@ export async function applyStatus(businessId: string, status: Record<string, any
 }
 
 /** The delivery error a failed status carries, in the contract's shape (Meta's title and details kept). */
-function deliveryError(status: Record<string, any>): Record<string, unknown> {
+function deliveryError(status: Record<string, any>, message: Message): Record<string, unknown> {
   const e = (status.errors as Record<string, any>[] | undefined)?.[0];
   const code = Number(e?.code) || undefined;
+  const template = message.payload?.template as { name?: string; language?: { code?: string } } | undefined;
   const mapped = code === undefined
     // Meta's schema makes `errors` optional: without a code there is none to report (not the HTTP status of a call).
     ? { code: 'unknown', error: 'upstream_error', message: String(e?.message ?? e?.title ?? 'The upstream platform reported the message as failed, without an error code') }
-    : toDeliveryError(new UpstreamError(String(e?.message ?? e?.title ?? 'Message failed'), 400, code, e?.error_data?.details, false));
-  return { code: mapped.code, error: mapped.error, message: mapped.message, ...(e?.title ? { title: e.title } : {}), ...(e?.error_data?.details ? { details: e.error_data.details } : {}) };
+    : toDeliveryError(new UpstreamError(String(e?.message ?? e?.title ?? 'Message failed'), 400, code, e?.error_data?.details, false), { templateName: template?.name, language: template?.language?.code });
+  // `details` is an object whatever the code, as a send's 132000 has it: Meta's own words under `upstream`.
+  const details = 'details' in mapped && mapped.details ? mapped.details : e?.error_data?.details ? { upstream: e.error_data.details } : undefined;
+  return { code: mapped.code, error: mapped.error, message: mapped.message, ...(e?.title ? { title: e.title } : {}), ...(details ? { details } : {}) };
 }
 
 /**

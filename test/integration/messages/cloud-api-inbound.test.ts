@@ -316,5 +316,18 @@ describe('status webhooks reach the status events unchanged', () => {
 
     const failed = h.events(t.businessId).find((e) => e.event === 'message.failed' && e.data.wamid === wamid);
     expect(failed?.data.statuses[0].errors).toEqual([{ code: 131026, title: expect.any(String), message: expect.any(String), error_data: { details: expect.any(String) } }]);
+    // The contract's error: `details` an object, as a send's 132000 has it, Meta's words under `upstream`.
+    expect(failed?.data.error).toMatchObject({ code: '131026', error: 'user_blocked', details: { upstream: failed?.data.statuses[0].errors[0].error_data.details } });
+  });
+
+  it('names the template and language in a 132000 failure that arrives by status webhook, as a send that fails at once does', async () => {
+    const { t, to } = await h.openChat();
+    const wamid = (await h.send(t.apiKey, { to, type: 'template', templateName: 'hello_world', language: 'en_US' })).body.messages[0].wamid;
+
+    await h.status(wamid, 'failed', { code: 132000 });
+    expect(await h.drain()).toBe(0);
+
+    const failed = h.events(t.businessId).find((e) => e.event === 'message.failed' && e.data.wamid === wamid);
+    expect(failed?.data.error).toMatchObject({ code: '132000', error: 'template_not_found', details: { template_name: 'hello_world', language: 'en_US', upstream: expect.any(String) } });
   });
 });
