@@ -7,8 +7,10 @@
  */
 import { missingRecord } from '#shared/auth/ownership.ts';
 import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
-import { commit } from '#shared/events/outbox.ts';
+import { commit, type TransactItem } from '#shared/events/outbox.ts';
 import { keys } from '#shared/store/keys.ts';
+import { table } from '#shared/store/client.ts';
+import { cancellationCodes } from '#shared/store/transact.ts';
 import { batchGetAll } from '#shared/store/batch.ts';
 import { reserveSend, sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
@@ -61,12 +63,16 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   // Claimed while the business's budget unit and the number's throughput place are taken.
   const reserved = reserveSend(phoneNumberId);
   const [claimed, budgetTaken] = await Promise.all([
-    commit(claimItems(message, attempt, claimedAt)).then(
-      () => true,
-      (err) => (messageConditionFailed(err) ? false : Promise.reject(err)),
+    commit([...claimItems(message, attempt, claimedAt), contactLive(message)]).then(
+      () => true as const,
+      (err) => (messageConditionFailed(err) ? false : cancellationCodes(err)?.at(-1) === 'ConditionalCheckFailed' ? ('contact deleted' as const) : Promise.reject(err)),
     ),
     consumeOrdinarySend(businessId),
   ]);
+  // Nothing was claimed: the message stays failed, as when another retry holds it.
+  if (claimed === 'contact deleted') {
+    throw notFound(`The contact of message ${id} was deleted; a retry would send to a contact that no longer exists`);
+  }
   if (claimed && !budgetTaken) {
     // Refused before it went out: the message goes back to failed, untouched.
     await commit(unclaimItems(message, attempt, new Date().toISOString()));
@@ -113,6 +119,20 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   );
   return { message: 'Message sent successfully', data: { id, messageId: result.wamid, status: 'sent', retriedAt } };
 }
+
+/**
+ * The claim's check that the message's contact is still there: a retry does not send to a contact deleted since (the
+ * contract's `not_found` "contact missing"), whose conversation no longer shows in the inbox. Part of the claim's
+ * transaction, so it costs no round trip of its own.
+ */
+const contactLive = (message: Message): TransactItem => ({
+  ConditionCheck: {
+    TableName: table(),
+    Key: keys.contact(message.businessId, message.contactId),
+    ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(deleted_at) OR deleted_at = :none)',
+    ExpressionAttributeValues: { ':none': null },
+  },
+});
 
 /**
  * The payload of a media message sent by link, with the file fetched by the service and uploaded to the number's media

@@ -239,6 +239,29 @@ describe('POST /messages/v1/{id}/retry', () => {
     expect(again.body).toMatchObject({ error: 'invalid_state', message: expect.any(String) });
   });
 
+  it('answers 404 not_found for a failed message whose contact was deleted since, and sends nothing', async () => {
+    // Prepare: a failed message, then its contact deleted and the customer writing in again (a new contact)
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const failed = await h.send(t.apiKey, { to, content: 'late' });
+    expect(failed.status).toBe(400);
+    const id = failed.body.data.id;
+    const contactId = (await getMessage(t.apiKey, id)).contactId;
+    expect((await h.invoke('DELETE /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: contactId } })).status).toBe(200);
+    await h.inbound(t.phoneNumberId, to);
+    await h.drain();
+    const sentBefore = (await h.sent(to)).length;
+
+    // Act
+    const res = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
+
+    // Assess
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: 'not_found', message: expect.stringContaining('was deleted') });
+    expect(await h.sent(to)).toHaveLength(sentBefore);
+    expect((await getMessage(t.apiKey, id)).status).toBe('failed');
+  });
+
   it('answers 404 for an unknown id and a non-UUID, 403 for another business\'s message', async () => {
     const t = await h.newTenant();
     const other = await h.newTenant();
