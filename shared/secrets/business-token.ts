@@ -50,11 +50,18 @@ export async function accessTokenFor(businessId: string): Promise<string> {
 }
 
 /**
+ * How often an upstream 401 may re-read a business's token. Only a caller holding the business's API key (within
+ * its rate limit) can cause one, unlike the unauthenticated webhooks the 30 s rule of secrets.ts guards against, so a
+ * second is enough: a token granted or rotated just after a refused send is used by the next send.
+ */
+const TOKEN_REFRESH_MS = 1_000;
+
+/**
  * After the upstream refused the token (401): the token re-read from Secrets Manager (a rotation), at most once
- * per refresh interval per business; undefined when that gives nothing new to try.
+ * per TOKEN_REFRESH_MS per business; undefined when that gives nothing new to try.
  */
 export async function refreshedAccessTokenFor(businessId: string, refused: string): Promise<string | undefined> {
-  if (!mayRefresh(`business-token:${businessId}`)) return undefined;
+  if (!mayRefresh(`business-token:${businessId}`, Date.now(), TOKEN_REFRESH_MS)) return undefined;
   const token = (await ownToken(businessId, true)) ?? (await refreshedUpstreamCredentials()).token;
   return token === refused ? undefined : token;
 }

@@ -17,9 +17,9 @@ export const secrets = onFirstUse(() => import('./secrets-provider.ts'));
 const REFRESH_INTERVAL_MS = 30_000;
 const lastRefresh = new Map<string, number>();
 
-/** True (and remembered) when `key` may be force-fetched now. */
-export function mayRefresh(key: string, now = Date.now()): boolean {
-  if (now - (lastRefresh.get(key) ?? -Infinity) < REFRESH_INTERVAL_MS) return false;
+/** True (and remembered) when `key` may be force-fetched now, `intervalMs` after its last forced read. */
+export function mayRefresh(key: string, now = Date.now(), intervalMs = REFRESH_INTERVAL_MS): boolean {
+  if (now - (lastRefresh.get(key) ?? -Infinity) < intervalMs) return false;
   lastRefresh.set(key, now);
   return true;
 }

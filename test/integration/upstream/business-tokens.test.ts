@@ -113,4 +113,25 @@ describe('per-business access tokens', () => {
     expect(res.status).toBe(200);
     expect(authorizationsSince(from, `/${a.phoneNumberId}/messages`)).toEqual([`Bearer ${a.token}`, `Bearer ${rotated}`]);
   });
+
+  it('uses a token granted moments after a send was refused for the old one (a second later, not 30 s)', async () => {
+    // Prepare: the upstream already holds a new token that Secrets Manager does not: a send is refused (190), and
+    // its 401 re-read the secret; then the admin stores the new token.
+    const a = await tenantWithToken();
+    const to = randomPhone();
+    await h.inbound(a.phoneNumberId, to);
+    const granted = newToken();
+    h.sandbox.state.tokens.set(a.phoneNumberId, granted);
+    expect((await send(a.apiKey, { to, content: 'refused' })).body).toMatchObject({ code: '190' });
+    await storeBusinessToken(a.businessId, granted);
+    await new Promise((r) => setTimeout(r, 1_100));
+    const from = h.sandbox.state.requests.length;
+
+    // Act
+    const res = await send(a.apiKey, { to, content: 'after the grant' });
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect(authorizationsSince(from, `/${a.phoneNumberId}/messages`)).toEqual([`Bearer ${a.token}`, `Bearer ${granted}`]);
+  });
 });
