@@ -134,7 +134,10 @@ const copyNativeMedia = (root: string, dir: string) => {
  * `write: false` (a synth that skips bundling, `-c aws:cdk:bundling-stacks=[]`) still derives the inputs, but leaves
  * the packages empty.
  */
-export function bundleFunctions(root: string, requests: BundleRequest[], outdir: string, { write = true } = {}): Map<string, FunctionBundle> {
+export function bundleFunctions(root: string, requests: BundleRequest[], outdirGiven: string, { write = true } = {}): Map<string, FunctionBundle> {
+  // The CDK CLI hands the app a relative cloud assembly directory (`CDK_OUTDIR=cdk.out`); esbuild's outputs are
+  // compared as absolute paths.
+  const outdir = resolve(outdirGiven);
   const key = JSON.stringify([root, requests, outdir, write]);
   const cached = cache.get(key);
   if (cached) return cached;
