@@ -97,7 +97,7 @@ export function createResources(scope: Stack): ServiceResources {
       enforceSSL: true,
     });
     const queue = new sqs.Queue(scope, `${pascal(worker.queue)}Queue`, {
-      visibilityTimeout: Duration.seconds(Math.max(worker.visibilityTimeoutSeconds, 6 * (worker.timeoutSeconds ?? 30))),
+      visibilityTimeout: Duration.seconds(Math.max(worker.visibilityTimeoutSeconds, 6 * worker.timeoutSeconds)),
       retentionPeriod: Duration.days(4),
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

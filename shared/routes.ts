@@ -151,7 +151,8 @@ export interface Worker {
   visibilityTimeoutSeconds: number;
   maxReceiveCount: number;
   memoryMb?: number;
-  timeoutSeconds?: number;
+  /** Set for each worker: the deployed function, the local runtime and the queue's visibility time-out all read it. */
+  timeoutSeconds: number;
   /** At most this many batches at once (the event source's maximum concurrency); unset: as many as Lambda scales to. */
   maxConcurrency?: number;
   /** Only the media worker bundles sharp and ffmpeg. */
@@ -159,7 +160,8 @@ export interface Worker {
 }
 
 export const workers: Worker[] = [
-  { queue: 'upstream-events', handler: 'workers/upstream-events', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  // Its records are handled one after another: a batch of ten inbound notifications in a few seconds, 30 s at worst.
+  { queue: 'upstream-events', handler: 'workers/upstream-events', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 5, timeoutSeconds: 30 },
   { queue: 'events', handler: 'workers/event-fanout', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 5, timeoutSeconds: 30 },
   // Each record may wait up to the 10 s receiver time-out; the batch's records are sent in parallel.
   { queue: 'webhook-deliveries', handler: 'workers/webhook-delivery', batchSize: 10, visibilityTimeoutSeconds: 60, maxReceiveCount: 10, timeoutSeconds: 30 },
@@ -176,7 +178,7 @@ export const workers: Worker[] = [
 export interface Scheduled {
   handler: string;
   everyMinutes: number;
-  timeoutSeconds?: number;
+  timeoutSeconds: number;
 }
 
 export const scheduled: Scheduled[] = [

@@ -54,7 +54,7 @@ export const scheduledModules = (): ClockRule[] => scheduled.map(({ handler: mod
     everyMinutes,
     invoke: async (event) => {
       const { handler } = (await import(`../../functions/${module}.ts`)) as { handler: ScheduledHandler };
-      return handler(event, lambdaContext(name, { timeoutMs: (timeoutSeconds ?? 60) * 1000 }));
+      return handler(event, lambdaContext(name, { timeoutMs: timeoutSeconds * 1000 }));
     },
   };
 });

@@ -19,6 +19,7 @@ import { queueUrlSetting } from '#infra/names.ts';
 import { UNSET_TOKEN } from '#infra/resources.ts';
 import { routes, scheduled, workers } from '#shared/routes.ts';
 import { samEnvironment, type LocalStack } from '#infra/sam/env.ts';
+import { routeContext, workerContext } from '#infra/local/lambda/context.ts';
 import { allows, nativeArchitectures, SynthesizedFunctions, actionsOf } from './template.ts';
 
 const { AwsSolutionsChecks, ServerlessChecks } = cdkNag;
@@ -71,6 +72,24 @@ describe('CDK stack', () => {
     expect(handlers).toEqual(expect.arrayContaining([...routes.map((r) => r.handler), ...workers.map((w) => w.handler), ...scheduled.map((s) => s.handler), NOT_FOUND_HANDLER]));
     for (const handler of handlers) {
       expect(synthesized.resource(stack.functions.get(handler)!)).toMatchObject({ Type: 'AWS::Lambda::Function', Properties: { Runtime: 'nodejs22.x', Handler: 'index.handler' } });
+    }
+  });
+
+  it('gives every function the memory and time-out the local runtime runs it with, and each queue a visibility time-out of 6 of them', () => {
+    const local = [
+      ...routes.map((route) => [route.handler, routeContext(route)] as const),
+      ...workers.map((worker) => [worker.handler, workerContext(worker)] as const),
+    ];
+    for (const [handler, context] of local) {
+      const { Timeout, MemorySize } = synthesized.resource(stack.functions.get(handler)!).Properties;
+      expect({ handler, Timeout, MemorySize }).toEqual({ handler, Timeout: Math.round(context.getRemainingTimeInMillis() / 1000), MemorySize: Number(context.memoryLimitInMB) });
+    }
+    for (const s of scheduled) expect(synthesized.resource(stack.functions.get(s.handler)!).Properties.Timeout).toBe(s.timeoutSeconds);
+    const resources = template.toJSON().Resources as Record<string, any>;
+    for (const worker of workers) {
+      const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && r.Properties.FunctionName.Ref === id(stack.functions.get(worker.handler)!));
+      const queue = resources[mapping.Properties.EventSourceArn['Fn::GetAtt'][0]];
+      expect({ handler: worker.handler, enough: queue.Properties.VisibilityTimeout >= 6 * worker.timeoutSeconds }).toEqual({ handler: worker.handler, enough: true });
     }
   });
 

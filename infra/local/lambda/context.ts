@@ -34,6 +34,6 @@ export function lambdaContext(functionName: string, { memoryMb = 256, timeoutMs 
 export const routeContext = (route: Route): Context =>
   lambdaContext(functionNameOf(route.handler), { memoryMb: route.memoryMb ?? 256, timeoutMs: (route.timeoutSeconds ?? 10) * 1000 });
 
-/** The context of a queue worker's function, with its memory and time-out as deployed (a minute unless set). */
+/** The context of a queue worker's function, with its memory and time-out as deployed. */
 export const workerContext = (worker: Worker): Context =>
-  lambdaContext(functionNameOf(worker.handler), { memoryMb: worker.memoryMb, timeoutMs: (worker.timeoutSeconds ?? 60) * 1000 });
+  lambdaContext(functionNameOf(worker.handler), { memoryMb: worker.memoryMb, timeoutMs: worker.timeoutSeconds * 1000 });
