@@ -12,6 +12,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { findRoute, type Route } from '#shared/routes.ts';
 import { logger } from '#shared/log/logger.ts';
+import { withInvocationEnd } from '#shared/lang/invocation-end.ts';
 import { ConfigurationError } from '#shared/settings/env.ts';
 import { ApiError, notFound, validationError, type FieldErrors } from './errors.ts';
 import type { AuthContext } from '#shared/auth/context.ts';
@@ -130,7 +131,7 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
     const body = await validate(spec.body, s.body, 'body', spec.invalid);
     const query = await validate(spec.query, event.queryStringParameters ?? {}, 'query', spec.invalid);
     const params = await validate(spec.params, event.pathParameters ?? {}, 'params', spec.invalid);
-    const out = await run({
+    const out = await withInvocationEnd(context.getRemainingTimeInMillis(), () => run({
       body: body as Out<B>,
       query: query as Out<Q>,
       params: params as Out<P>,
@@ -139,7 +140,7 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
       event,
       requestId: event.requestContext?.requestId ?? context.awsRequestId,
       prefetched,
-    });
+    }));
     const reply = isReply(out) ? out : json(out.status, out.body, out.headers);
     reply.headers = { ...s.rateHeaders, ...reply.headers };
     return reply;

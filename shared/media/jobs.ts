@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
+import { invocationEnd } from '#shared/lang/invocation-end.ts';
 import { ApiError } from '#shared/http/errors.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { db, table } from '#shared/store/client.ts';
@@ -71,11 +72,18 @@ export async function getMediaJob(businessId: string, jobId: string): Promise<Me
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Waits for the worker's outcome up to `budgetMs`. Undefined means the budget ran out and the job is now
- * handed off: the caller answers 202 and the worker's finisher completes the send.
+ * What a request keeps of its time after the wait: the hand-off, the queued message's write and the 202 answer, before
+ * the function's time-out (middy answers 503 just before it; the send would still go out, told to the client as a failure).
+ */
+const ANSWER_RESERVE_MS = 2_000;
+
+/**
+ * Waits for the worker's outcome up to `budgetMs`, and never past the request's own time (less ANSWER_RESERVE_MS).
+ * Undefined means the wait ended and the job is now handed off: the caller answers 202 and the worker's finisher
+ * completes the send.
  */
 export async function awaitMediaJob(businessId: string, jobId: string, budgetMs = config.mediaWaitBudgetMs): Promise<MediaJobOutcome | undefined> {
-  const deadline = Date.now() + budgetMs;
+  const deadline = Math.min(Date.now() + budgetMs, (invocationEnd() ?? Infinity) - ANSWER_RESERVE_MS);
   let interval = 50;
   for (;;) {
     const record = await getMediaJob(businessId, jobId);

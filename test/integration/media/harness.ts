@@ -51,6 +51,8 @@ export interface ServedFile {
   /** Announce this length on HEAD without holding the bytes (for sizes only the plan looks at). */
   size?: number;
   contentType?: string;
+  /** Answer a GET only after this long (a slow origin). */
+  delayMs?: number;
 }
 
 /** A loopback HTTP server for media links (reachable because tests allow private targets). */
@@ -65,7 +67,7 @@ export async function serveFiles(files: Record<string, ServedFile>) {
     const length = file.bytes?.length ?? file.size ?? 0;
     res.writeHead(200, { 'content-type': file.contentType ?? 'application/octet-stream', 'content-length': String(length) });
     if (req.method === 'HEAD' || !file.bytes) return void res.end();
-    res.end(file.bytes);
+    setTimeout(() => res.end(file.bytes), file.delayMs ?? 0);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };

@@ -18,7 +18,11 @@ beforeAll(async () => {
   jobs = await import('#shared/media/jobs.ts');
   tenant = await api.newTenant();
   queues = await startQueues({ retryDelayMs: 50 });
-  server = await serveFiles({ '/sandbox-unreachable/pic.png': { bytes: await smallPng(), contentType: 'image/png' } });
+  const png = await smallPng();
+  server = await serveFiles({
+    '/sandbox-unreachable/pic.png': { bytes: png, contentType: 'image/png' },
+    '/sandbox-unreachable/slow.png': { bytes: png, contentType: 'image/png', delayMs: 6_000 },
+  });
 });
 
 afterAll(async () => {
@@ -68,6 +72,21 @@ describe('media jobs', () => {
     expect(finished).toEqual([{ context: { messageId: 'm1' }, outcome: { status: 'done', prepared: expect.objectContaining({ action: 'proxied' }) } }]);
     const record = await jobs.getMediaJob(tenant.businessId, result.jobId);
     expect(record).toMatchObject({ status: 'done', handedOff: true });
+  }, SLOW);
+
+  it('stops waiting in time for its request to answer: under a request with 4 s left, a 25 s budget hands off before the worker is done', async () => {
+    // Prepare: the worker needs 6 s for this file; the request ends in 4 s, and keeps 2 s of it to answer.
+    const { withInvocationEnd } = await import('#shared/lang/invocation-end.ts');
+    const finished: unknown[] = [];
+    jobs.registerMediaJobFinisher('slow-finisher', async (job) => {
+      finished.push(job.context);
+    });
+    // Act
+    const result = await withInvocationEnd(4_000, () => jobs.prepareThroughWorker(proxyJob('/sandbox-unreachable/slow.png', { finisher: 'slow-finisher', context: { messageId: 'm2' } }), 25_000));
+    await queues.idle();
+    // Assess: queued (with the whole budget it would have waited for the file and answered ready)
+    expect(result.status).toBe('queued');
+    expect(finished).toEqual([{ messageId: 'm2' }]);
   }, SLOW);
 
   it('retries a transient upstream fault and then succeeds', async () => {
