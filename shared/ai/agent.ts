@@ -4,7 +4,8 @@
  * 1. Debounce: the first delivery records the message as the conversation's newest inbound and re-queues
  *    itself for the business's debounce window; after it, only the newest inbound of the window answers,
  *    so several messages in a row get one reply (the model sees them all in the history).
- * 2. Decide: the contract's precedence (precedence.ts) on the global settings and the conversation, now.
+ * 2. Decide: the contract's precedence (precedence.ts) on the global settings and the conversation, as the message
+ *    came in and again now (a closed conversation is not answered either).
  * 3. Claim: a conditional marker per inbound message, so a redelivered job never replies twice.
  * 4. Mark the customer's message read and show the typing indicator (a failure there never stops the answer),
  *    ask the model with the conversation's recent history, check again that nothing changed meanwhile
@@ -46,7 +47,7 @@ export interface AgentPorts {
   provider(): ModelProvider;
 }
 
-export type AgentOutcome = 'debounced' | 'superseded' | `blocked:${BlockReason}` | 'duplicate' | 'nothing_to_answer' | 'replied' | 'send_failed';
+export type AgentOutcome = 'debounced' | 'superseded' | `blocked:${BlockReason | 'conversation_closed'}` | 'duplicate' | 'nothing_to_answer' | 'replied' | 'send_failed';
 
 const toIso = (value: string | number | undefined, fallback: Date): string => {
   if (value === undefined) return fallback.toISOString();
@@ -54,18 +55,36 @@ const toIso = (value: string | number | undefined, fallback: Date): string => {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : fallback.toISOString();
 };
 
-async function blockedBy(job: AiJob, settings: AiSettings, now: Date): Promise<BlockReason | 'no_conversation' | undefined> {
+/**
+ * What keeps the AI from answering now: the contract's precedence, or a conversation closed since the message came in
+ * (an agent closed it: the AI does not speak into it, nor open a new one with a reply the customer's message is not in).
+ */
+async function blockedBy(job: AiJob, settings: AiSettings, now: Date): Promise<BlockReason | 'conversation_closed' | 'no_conversation' | undefined> {
   const conversation = await getConversationAi(job.businessId, job.conversationId);
   if (!conversation) return 'no_conversation';
+  if (conversation.closed) return 'conversation_closed';
   const decision = decide({ enabled: settings.enabled, pausedUntil: settings.pausedUntil }, conversation, now);
   return decision.answer ? undefined : decision.blockedBy;
 }
+
+/** When a message came in, as late as its time allows: Meta's timestamps are whole seconds. */
+const cameInBy = (receivedAt: string): Date => {
+  const ms = Date.parse(receivedAt);
+  return new Date(ms % 1000 === 0 ? ms + 999 : ms);
+};
+
+const blockedOutcome = (reason: NonNullable<Awaited<ReturnType<typeof blockedBy>>>): AgentOutcome =>
+  reason === 'no_conversation' ? 'nothing_to_answer' : `blocked:${reason}`;
 
 export async function handleAiJob(job: AiJob, ports: AgentPorts, clock: () => Date = () => new Date()): Promise<AgentOutcome> {
   const settings = await getAiSettings(job.businessId);
   if (job.phase !== 'answer') {
     const receivedAt = toIso(job.receivedAt, clock());
     if (!(await markNewestInbound(job.businessId, job.conversationId, job.messageId, receivedAt))) return 'superseded';
+    // The contract's conditions hold for the message as it came in: one written during a pause, or while the AI was
+    // off, stays unanswered when the block ends within the debounce window (they are checked again before answering).
+    const blockedOnArrival = await blockedBy(job, settings, cameInBy(receivedAt));
+    if (blockedOnArrival) return blockedOutcome(blockedOnArrival);
     if (settings.debounceSeconds > 0) {
       await enqueue('ai', { ...job, receivedAt, phase: 'answer' }, { delaySeconds: settings.debounceSeconds });
       return 'debounced';
@@ -78,8 +97,7 @@ async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock
   const { businessId, conversationId, messageId } = job;
   if ((await latestInbound(businessId, conversationId)) !== messageId) return 'superseded';
   const blocked = await blockedBy(job, settings, clock());
-  if (blocked === 'no_conversation') return 'nothing_to_answer';
-  if (blocked) return `blocked:${blocked}`;
+  if (blocked) return blockedOutcome(blocked);
 
   const claim = await claimReply(businessId, conversationId, messageId, clock());
   if (!claim) return 'duplicate';
@@ -105,7 +123,7 @@ async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock
     const nowBlocked = await blockedBy(job, await getAiSettings(businessId), clock());
     if (nowBlocked) {
       await settleClaim(businessId, claim, 'skipped', { reason: nowBlocked });
-      return nowBlocked === 'no_conversation' ? 'nothing_to_answer' : `blocked:${nowBlocked}`;
+      return blockedOutcome(nowBlocked);
     }
 
     result = await ports.send(businessId, conversationId, to, text);

@@ -28,14 +28,15 @@ const fromItem = (item: Record<string, unknown>): ConversationAiSettings => ({
 
 const conversationNotFound = () => notFound('Conversation not found');
 
-/** The conversation's AI settings, or undefined when the business has no such conversation. */
-export async function getConversationAi(businessId: string, conversationId: string): Promise<ConversationAiSettings | undefined> {
+/** The conversation's AI settings and whether it is closed, or undefined when the business has no such conversation. */
+export async function getConversationAi(businessId: string, conversationId: string): Promise<(ConversationAiSettings & { closed: boolean }) | undefined> {
   const { Item } = await db.send(new GetCommand({
     TableName: table(),
     Key: keys.conversation(businessId, conversationId),
-    ProjectionExpression: 'pk, aiEnabled, aiMode, aiPausedUntil',
+    ProjectionExpression: 'pk, aiEnabled, aiMode, aiPausedUntil, #status',
+    ExpressionAttributeNames: { '#status': 'status' },
   }));
-  return Item ? fromItem(Item) : undefined;
+  return Item ? { ...fromItem(Item), closed: Item.status === 'closed' } : undefined;
 }
 
 /** Sets AI fields on an existing conversation; a missing conversation is a 404. */

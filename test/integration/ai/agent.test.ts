@@ -126,7 +126,7 @@ describe('the AI agent', () => {
     expect(await replyMarker(tenant.businessId, job.messageId)).toBeUndefined();
   });
 
-  it('answers again once a pause has ended, without any job lifting it', async () => {
+  it('answers a message that comes in once a pause has ended, without any job lifting it', async () => {
     // Prepare
     const job = await inbound('still there?');
     const { pausedUntil } = await pauseConversation(tenant.businessId, job.conversationId, 1);
@@ -136,13 +136,53 @@ describe('the AI agent', () => {
     const justAfter = () => new Date(Date.parse(pausedUntil) + 1000);
 
     // Act
-    const before = await handleAiJob(job, p, justBefore);
-    const after = await handleAiJob(job, p, justAfter);
+    const before = await handleAiJob({ ...job, receivedAt: justBefore().toISOString() }, p, justBefore);
+    const after = await handleAiJob({ ...job, receivedAt: justAfter().toISOString() }, p, justAfter);
 
     // Assess
     expect(before).toBe('blocked:global_paused');
     expect(after).toBe('replied');
     expect(sent).toHaveLength(1);
+  });
+
+  it('leaves a message written during a pause or while the AI was off unanswered when the block ends within the debounce window', async () => {
+    // Prepare: a debounce window; one message comes in under a pause that ends within it, another while the
+    // conversation's AI is off and turned on again within it
+    await updateAiSettings(tenant.businessId, { debounceSeconds: 3 });
+    const paused = await inbound('written during the pause');
+    const { pausedUntil } = await pauseConversation(tenant.businessId, paused.conversationId, 1);
+    const off = await inbound('written while the AI was off');
+    await toggleConversationAi(tenant.businessId, off.conversationId, false, undefined);
+    const { ports: p, sent } = ports();
+    const inPause = new Date(Date.parse(pausedUntil) - 1000);
+    queues.sqs.take('ai');
+
+    // Act: each message's first delivery as it comes in (the AI is turned on again, and the pause ends, within the window)
+    const outcomes = [
+      await handleAiJob({ ...paused, receivedAt: inPause.toISOString() }, p, () => inPause),
+      await handleAiJob(off, p),
+    ];
+    await toggleConversationAi(tenant.businessId, off.conversationId, true, undefined);
+
+    // Assess: no answer phase queued for either, and nothing sent
+    expect(outcomes).toEqual(['blocked:conversation_paused', 'blocked:conversation_disabled']);
+    expect(queues.sqs.take('ai')).toHaveLength(0);
+    expect(sent).toHaveLength(0);
+  });
+
+  it('does not answer into a conversation an agent closed after the message came in', async () => {
+    // Prepare
+    const job = await inbound('hola, ya me atendieron');
+    const { closeConversation } = await import('#shared/conversations/close.ts');
+    await closeConversation(tenant.businessId, job.conversationId);
+    const { ports: p, sent } = ports();
+
+    // Act
+    const outcome = await handleAiJob(job, p);
+
+    // Assess
+    expect(outcome).toBe('blocked:conversation_closed');
+    expect(sent).toHaveLength(0);
   });
 
   it('never replies twice to one inbound message, whether redelivered later or at the same time', async () => {
