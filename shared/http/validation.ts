@@ -10,12 +10,16 @@ export const issuePath = (issue: v.BaseIssue<unknown>): string => {
   return path && path.length > 0 ? path : '_body';
 };
 
+/** An absent required member, which valibot words as its object's message ("Invalid key: Expected ..."): named instead. */
+const messageOf = (issue: v.BaseIssue<unknown>, field: string): string =>
+  issue.kind === 'schema' && issue.received === 'undefined' && /object$/.test(issue.type) && field !== '_body' ? `${field} is required` : issue.message;
+
 export const toFieldErrors = (issues: readonly v.BaseIssue<unknown>[]): FieldErrors => {
   // Field paths come from the client's own keys (`toString`, `__proto__`...).
   const details: FieldErrors = clientKeyed();
   for (const issue of issues) {
     const field = issuePath(issue);
-    (details[field] ??= []).push(issue.message);
+    (details[field] ??= []).push(messageOf(issue, field));
   }
   return details;
 };

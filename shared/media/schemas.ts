@@ -15,7 +15,6 @@ export const uploadForm = v.looseObject({
     },
     'is required: a file part named "file"',
   ),
-// A missing field is worded with this message (valibot's default is "Invalid key: ...").
 }, 'is required (multipart fields: file and type)');
 
 export const createUploadBody = v.object({

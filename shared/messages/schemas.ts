@@ -126,7 +126,7 @@ export function parseSendRequest(input: unknown): SendRequest {
   }
   const parsed = v.safeParse((upstreamStyle ? UPSTREAM_STYLE : SERVICE_STYLE)[type as MessageType], body);
   if (!parsed.success) {
-    const details = toFieldErrors(parsed.issues.map(namingMissingKey));
+    const details = toFieldErrors(parsed.issues);
     // A check on the whole body has no path: name the field it is about.
     if (details._body) {
       const field = type === 'text' ? 'content' : type === 'template' ? 'templateName' : type;
@@ -137,12 +137,5 @@ export function parseSendRequest(input: unknown): SendRequest {
   }
   return { ...(parsed.output as Record<string, any>), type } as SendRequest;
 }
-
-/** valibot words a missing key as the object's message ("Invalid key: Expected ..."): say which field is required. */
-const namingMissingKey = <T extends v.BaseIssue<unknown>>(issue: T): T => {
-  const path = v.getDotPath(issue);
-  const missing = issue.kind === 'schema' && issue.received === 'undefined' && (issue.type === 'object' || issue.type === 'loose_object') && path;
-  return missing ? { ...issue, message: `${path} is required` } : issue;
-};
 
 const invalid = (details: FieldErrors) => validationError(details, `Invalid message: ${summarize(details)}`);
