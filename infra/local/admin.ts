@@ -114,7 +114,8 @@ switch (command) {
   case 'create-key': {
     const businessId = need('business');
     await requireBusiness(businessId);
-    const raw = values.scopes ?? 'all';
+    // Named every time (`all` for every scope): a key holds what its creator chose, never more by default.
+    const raw = values.scopes ?? fail(`--scopes is required: all, or a comma-separated list of ${SCOPES.join(', ')}`);
     const scopes = raw === 'all' ? [...SCOPES] : raw.split(',').map((s) => s.trim()).filter(Boolean);
     const unknown = scopes.filter((s) => !isScope(s));
     if (unknown.length) fail(`unknown scopes: ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`);

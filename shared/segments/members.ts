@@ -38,7 +38,7 @@ export interface MembersResult {
 
 const requireStatic = (record: SegmentRecord) => {
   if (record.segmentType !== 'static') {
-    throw ruleInvalid(ruleError('Members can only be changed on a static segment; this segment is dynamic and its members follow its rules. Use a static segment or change the rules'));
+    throw ruleInvalid('Members can only be changed on a static segment; this segment is dynamic and its members follow its rules. Use a static segment, or change this segment\'s rules.');
   }
 };
 

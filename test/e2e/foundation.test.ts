@@ -44,6 +44,10 @@ describe('local stack', () => {
     expect(forbidden.status).toBe(403);
     expect(((await forbidden.json()) as any).error).toBe('forbidden');
 
+    const unnamed = await run(process.execPath, ['--import', 'tsx', 'infra/local/admin.ts', 'create-key', '--business', business.businessId], {
+      env: { ...process.env, DYNAMODB_ENDPOINT: stack.dynamodbEndpoint, TABLE_NAME: stack.tableName, NODE_OPTIONS: '' },
+    }).then(() => 'created', (err: { stdout?: string }) => JSON.parse(err.stdout ?? '{}'));
+    expect(unnamed).toEqual({ error: expect.stringContaining('--scopes is required') });
     const full = await admin('create-key', '--business', business.businessId, '--scopes', 'all');
     const agent = await admin('add-agent', '--business', business.businessId, '--email', 'eve@acme.test', '--name', 'Eve', '--role', 'admin', '--available', 'false');
     const team: any = await (await get("/team/v1", full.apiKey)).json();

@@ -6,7 +6,7 @@
  * `jq` is the test's own (test/support/jq/jq, in Node): the test runs wherever `npm ci` ran, and never skips.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { startTestStack, type LocalStack } from '../support/stack.ts';
@@ -16,13 +16,16 @@ const start = readme.indexOf('<!-- AREA EXAMPLES');
 const end = readme.indexOf('<!-- /AREA EXAMPLES -->');
 const section = start >= 0 && end > start ? readme.slice(start, end) : '';
 const blocks = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).filter((b) => /\bcurl\b/.test(b));
+/** The typed client's example, run as the README says: a file in the project's root, with `npx tsx`. */
+const nodeExample = /#### From Node[\s\S]*?```ts\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
 
 /** First on the blocks' PATH: the jq the examples use, whether or not the machine has one. */
 const JQ_SHIM = resolve('test/support/jq');
 
-it('finds the examples section and its curl blocks', () => {
+it('finds the examples section, its curl blocks and the typed client example', () => {
   expect(section).not.toBe('');
   expect(blocks.length).toBeGreaterThanOrEqual(10);
+  expect(nodeExample).toContain('WaCrmClient');
 });
 
 describe('README curl examples', () => {
@@ -62,5 +65,24 @@ describe('README curl examples', () => {
     // Assess
     // On failure the diff shows the block's output (curl -fsS prints the failing status on stderr).
     expect({ exit: result.code, output: result.code === 0 ? '' : `${result.stdout}\n${result.stderr}`.slice(-3000) }).toEqual({ exit: 0, output: '' });
+  }, 90_000);
+
+  it('runs the typed client example with `npx tsx` from the project root', async () => {
+    // Prepare
+    const file = resolve(`.readme-app-${process.pid}.ts`);
+    writeFileSync(file, nodeExample);
+    try {
+      // Act
+      const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+        import('node:child_process').then(({ execFile }) => {
+          execFile('npx', ['tsx', file], { env: { ...process.env, BASE: stack.url, KEY: stack.demo!.apiKey, NODE_OPTIONS: '' }, timeout: 60_000 }, (err, stdout, stderr) =>
+            done({ code: err ? ((err as any).code ?? 1) : 0, stdout, stderr }));
+        });
+      });
+      // Assess
+      expect({ exit: result.code, stdout: result.stdout, stderr: result.code === 0 ? '' : result.stderr.slice(-2000) }).toEqual({ exit: 0, stdout: expect.stringMatching(/^sent to [0-9a-f-]{36}\n$/), stderr: '' });
+    } finally {
+      rmSync(file, { force: true });
+    }
   }, 90_000);
 });

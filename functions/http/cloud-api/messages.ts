@@ -20,6 +20,7 @@ export const { handler, spec } = endpoint(
       400: 'Graph error { error: { message, type, code, error_subcode?, error_data: { messaging_product, details }, fbtrace_id } }: code 100 invalid parameter, code 100 subcode 33 for a phone number id not this business\'s (Meta\'s unknown object), or the upstream code (131047, 132000...)',
       401: 'Graph error code 190: API key missing or invalid',
       429: 'Graph error code 130429: rate limit',
+      502: 'Graph error: the upstream did not accept the message after retries (stored failed, retryable)',
     },
   },
   async ({ auth, body, headers, params }) => {

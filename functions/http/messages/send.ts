@@ -15,6 +15,8 @@ export const { handler, spec } = endpoint(
       413: 'media_too_large',
       404: 'read receipt: no message received by this business has that id',
       422: 'Idempotency-Key reused with another body',
+      409: 'idempotency_in_progress: the first request with this Idempotency-Key is still being sent',
+      502: 'upstream_unavailable: the upstream did not accept the message after retries (stored failed, retryable); 429 upstream_throttled when it throttles the number',
     },
     // The business, its AI settings and the recipient's send route are read beside the rate limit.
     prefetch: ({ auth, body }) => prefetchSendContext(auth.businessId, body),

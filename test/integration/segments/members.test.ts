@@ -107,7 +107,9 @@ describe('POST /segments/{id}/members by contactIds', () => {
     const id = (await invoke('POST /segments', { apiKey: t.apiKey, body: { name: 'D', type: 'dynamic', rules: { version: 3, filters: { origin: 'api' } } } })).body.data.id;
     const res = await members(t, id, { action: 'add', contactIds: [a.id] });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/static/);
+    expect(res.body).toEqual({ error: expect.stringMatching(/^Members can only be changed on a static segment/) });
+    // Not a rule error: no "correct the rule" instruction.
+    expect(res.body.error).not.toMatch(/Correct the rule/);
     const add = await invoke('POST /segments/{id}/contacts', { apiKey: t.apiKey, params: { id }, body: { contactIds: [a.id] } });
     expect(add.status).toBe(400);
   });
