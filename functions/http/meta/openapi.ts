@@ -20,11 +20,14 @@ const documentOnce = () =>
       return buildOpenApi(await loadSpecs((handler) => import(moduleUrl(handler))));
     }));
 
+/** The document, naming the base URL the request came in by (also what the /docs page renders). */
+export async function openApiDocument(event: Parameters<typeof baseUrlOf>[0]): Promise<Record<string, unknown>> {
+  const doc = await documentOnce();
+  const base = baseUrlOf(event);
+  return base ? { ...doc, servers: [{ url: base }] } : doc;
+}
+
 export const { handler, spec } = publicEndpoint(
   { route: 'GET /openapi.json', summary: 'The OpenAPI 3.1 document of this API', responses: { 200: 'OpenAPI document' } },
-  async ({ event }) => {
-    const doc = await documentOnce();
-    const base = baseUrlOf(event);
-    return { status: 200, body: base ? { ...doc, servers: [{ url: base }] } : doc };
-  },
+  async ({ event }) => ({ status: 200, body: await openApiDocument(event) }),
 );
