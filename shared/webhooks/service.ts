@@ -116,13 +116,22 @@ export async function removeSubscription(bid: string, id: string) {
 
 /** A new secret, effective at once: no attempt that starts after the answer is signed with the old one. */
 export async function regenerateSecret(bid: string, id: string) {
-  await mustGet(bid, id);
+  const current = await mustGet(bid, id);
   const secret = newSecret();
-  const updated = await updateSubscription(bid, id, { secret, updatedAt: new Date().toISOString() });
-  if (!updated) throw notFound('Webhook subscription not found');
+  // Of regenerations at once, only one answers with a secret, the one that signs: a write replaces only the secret
+  // its request read, and an answer is given only if its secret is still in use once cached copies have expired.
+  const updated = await updateSubscription(bid, id, { secret, updatedAt: new Date().toISOString() }, { replacing: current.secret });
+  if (!updated) {
+    await mustGet(bid, id);
+    throw regeneratedMeanwhile();
+  }
   await outlastCachedCopies();
+  if ((await mustGet(bid, id)).secret !== secret) throw regeneratedMeanwhile();
   return { ...subscriptionView(updated), secret };
 }
+
+const regeneratedMeanwhile = () =>
+  conflict('secret_regenerated', 'Another request regenerated the secret at the same time; its answer holds the secret in use. Regenerate again to get one here');
 
 /**
  * Sends a signed `webhook.test` delivery now and answers with its outcome. It is recorded among the

@@ -95,8 +95,11 @@ export async function listSubscriptions(bid: string, consistent = false): Promis
 const RAISE_VERSION = 'version = if_not_exists(version, :zero) + :one';
 const VERSION_VALUES = { ':zero': 0, ':one': 1 };
 
-/** Sets the given fields of an existing subscription (and raises its version); undefined when it does not exist. */
-export async function updateSubscription(bid: string, id: string, fields: Partial<Omit<Subscription, 'version'>>): Promise<Subscription | undefined> {
+/**
+ * Sets the given fields of an existing subscription (and raises its version); undefined when it does not exist, or
+ * when `replacing` is given and the subscription's secret is no longer that one.
+ */
+export async function updateSubscription(bid: string, id: string, fields: Partial<Omit<Subscription, 'version'>>, { replacing }: { replacing?: string } = {}): Promise<Subscription | undefined> {
   const entries = Object.entries(fields).filter(([k, val]) => val !== undefined && k !== 'version');
   if (entries.length === 0) return getSubscription(bid, id);
   const names: Record<string, string> = {};
@@ -112,9 +115,9 @@ export async function updateSubscription(bid: string, id: string, fields: Partia
       TableName: table(),
       Key: keys.webhook(bid, id),
       UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk)',
+      ConditionExpression: replacing === undefined ? 'attribute_exists(pk)' : 'attribute_exists(pk) AND secret = :replacing',
       ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
+      ExpressionAttributeValues: replacing === undefined ? values : { ...values, ':replacing': replacing },
       ReturnValues: 'ALL_NEW',
     }));
     return fromTableItem<Subscription>(out.Attributes!);

@@ -253,6 +253,25 @@ describe('webhook delivery', () => {
     expect(verifyStandard(second, s.secret)).toBe(false);
   });
 
+  it('of ten regenerations at once, answers one secret (the one that signs) and 409 secret_regenerated to the others', async () => {
+    // Prepare
+    const t = await newTenant();
+    const r = await receiver();
+    const s = await subscribe(t, r.url);
+
+    // Act
+    const answers = await Promise.all(Array.from({ length: 10 }, () => invoke('POST /user-webhooks/{id}/regenerate-secret', { apiKey: t.apiKey, params: { id: s.id } })));
+    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'c' })]);
+    await r.waitFor(1);
+
+    // Assess
+    const won = answers.filter((a) => a.status === 200);
+    expect(won).toHaveLength(1);
+    expect(answers.filter((a) => a.status !== 200).map((a) => [a.status, a.body.error])).toEqual(Array(9).fill([409, 'secret_regenerated']));
+    const [delivery] = r.received;
+    expect(verifyHex(delivery.body, delivery.headers['x-webhook-signature'], won[0].body.data.secret)).toBe(true);
+  });
+
   it('delivers an event whose publish was lost (crash after the state change) through the outbox sweep', sweepTest(async () => {
     // Prepare: the state change and its outbox item committed, then the function "dies" before publishing.
     const t = await newTenant();
