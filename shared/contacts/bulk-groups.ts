@@ -32,6 +32,11 @@ export interface Unit {
 }
 
 const TRANSACTION_ITEMS = 100;
+/**
+ * What a group's items and events may take as JSON: a transaction carries at most 4 MB, and commit adds the outbox
+ * items (the events again) and the segment counter items. Contacts are at most MAX_CONTACT_DATA_BYTES each.
+ */
+const TRANSACTION_BYTES = 1_500_000;
 /** Groups that touch no shared item (no stage counter) run this many at a time. */
 const PARALLEL_GROUPS = 4;
 const failedCode: Record<BulkOperation, string> = {
@@ -77,23 +82,27 @@ const rangesTouched = (units: Unit[]) => new Set(units.map((u) => contactIdOf(u)
 
 /**
  * Greedy groups that fit one transaction (contact items + outbox events + stage counters + segment counter
- * items). Units go in contact-id order, so each group touches few segment counter ranges and groups running
+ * items), in count and in bytes. Units go in contact-id order, so each group touches few segment counter ranges and groups running
  * at the same time touch different ones (transactions sharing an item conflict).
  */
 function groups(units: Unit[]): Unit[][] {
   const out: Unit[][] = [];
   let current: Unit[] = [];
   let size = 0;
+  let bytes = 0;
   for (const u of [...units].sort((a, b) => (contactIdOf(a) < contactIdOf(b) ? -1 : 1))) {
     const own = u.items.length + u.events.length;
+    const ownBytes = Buffer.byteLength(JSON.stringify([u.items, u.events]), 'utf8');
     const counters = stagesTouched([...current, u]).size + COUNTER_ITEMS_PER_RANGE * rangesTouched([...current, u]);
-    if (current.length > 0 && size + own + counters > TRANSACTION_ITEMS) {
+    if (current.length > 0 && (size + own + counters > TRANSACTION_ITEMS || bytes + ownBytes > TRANSACTION_BYTES)) {
       out.push(current);
       current = [];
       size = 0;
+      bytes = 0;
     }
     current.push(u);
     size += own;
+    bytes += ownBytes;
   }
   if (current.length > 0) out.push(current);
   return out;

@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot';
 import { uuid } from '#shared/http/schemas.ts';
-import { createContactFields, tagList, updateContactFields } from './schemas.ts';
+import { createContactFields, tagList, updateContactFields, withinContactSize } from './schemas.ts';
 
 export const MAX_BULK_CONTACTS = 100;
 
@@ -22,7 +22,8 @@ export const bulkBody = v.object({
 export type BulkBody = v.InferOutput<typeof bulkBody>;
 
 /** A bulk item takes the fields of its single-contact request (POST or PATCH /contacts/v1), so none is dropped. */
-export const bulkCreateItem = v.object({ phone_number: v.string('is required'), ...createContactFields });
+
+export const bulkCreateItem = v.pipe(v.object({ phone_number: v.string('is required'), ...createContactFields }), withinContactSize());
 
 export const bulkUpdateItem = v.object({ id: uuid(), ...updateContactFields });
 

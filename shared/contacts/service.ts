@@ -15,7 +15,7 @@ import { contactPut, findContactIdByPhone, getStoredContact, identityReleases, n
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { assertAgentOfBusiness, assignmentChange } from './assignment.ts';
 import { cancellationCodes, optimistic, RetryableConflict } from '#shared/store/transact.ts';
-import { dedupeTags, MAX_CUSTOM_FIELDS, MAX_TAGS, type CreateContactInput, type UpdateContactInput } from './schemas.ts';
+import { contactDataBytes, dedupeTags, MAX_CONTACT_DATA_BYTES, MAX_CUSTOM_FIELDS, MAX_TAGS, tooLargeMessage, type CreateContactInput, type UpdateContactInput } from './schemas.ts';
 import { contactMatcher } from './search.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 
@@ -112,7 +112,8 @@ export function applyFieldPatch(before: Contact, patch: FieldPatch): Contact {
 
 /**
  * A contact holds at most as many tags and custom fields as one request may set, so that its own can always be sent
- * back: a change that adds to them (`add_tags`, merged fields) may not take it past that (400 naming the field).
+ * back, and at most MAX_CONTACT_DATA_BYTES of data: a change that adds to them (`add_tags`, merged fields, longer
+ * values) may not take it past that (400 naming the field).
  */
 function assertWithinLimits(before: Contact, next: Contact, patch: FieldPatch): void {
   const tags = next.tags.length;
@@ -123,6 +124,10 @@ function assertWithinLimits(before: Contact, next: Contact, patch: FieldPatch): 
   const fields = Object.keys(next.custom_fields).length;
   if (fields > MAX_CUSTOM_FIELDS && fields > Object.keys(before.custom_fields).length) {
     throw validationError({ custom_fields: [`would give the contact ${fields} custom fields; a contact has at most ${MAX_CUSTOM_FIELDS}`] }, `Invalid body: a contact has at most ${MAX_CUSTOM_FIELDS} custom fields`);
+  }
+  const bytes = contactDataBytes(next);
+  if (bytes > MAX_CONTACT_DATA_BYTES && bytes > contactDataBytes(before)) {
+    throw validationError({ custom_fields: [tooLargeMessage(bytes)] }, `Invalid body: ${tooLargeMessage(bytes)}`);
   }
 }
 

@@ -63,6 +63,28 @@ describe('POST /contacts/v1/bulk', () => {
     expect(none).toEqual({ success: false, contact_id: null, phone_number: null, error: 'invalid_phone_number', message: expect.any(String) });
   });
 
+  it('creates 60 contacts near the size bound (200, past one transaction\'s 4 MB together) and fails, alone, one over it (207)', async () => {
+    // Prepare: 31 KB of custom fields each (the bound is 32 KB of data per contact); one item with 40 KB
+    const t = await newTenant();
+    const fields = (kb: number) => Object.fromEntries(Array.from({ length: kb / 2 }, (_, i) => [`f${i}`, 'x'.repeat(2000)]));
+    const near = phones(60, 4155553000).map((phone_number) => ({ phone_number, custom_fields: fields(30) }));
+
+    // Act
+    const ok = await bulk(t.apiKey, { operation: 'create', contacts: near });
+    const mixed = await bulk(t.apiKey, { operation: 'create', contacts: [{ phone_number: '+14155554000', custom_fields: fields(40) }, { phone_number: '+14155554001', name: 'small' }] });
+
+    // Assess
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ success_count: 60, error_count: 0 });
+    expect(mixed.status).toBe(207);
+    expect(mixed.body.results).toEqual([
+      { success: false, contact_id: null, phone_number: '+14155554000', error: 'create_failed', message: expect.stringContaining('at most 32,768') },
+      { success: true, contact_id: expect.any(String), phone_number: '+14155554001' },
+    ]);
+    const stored = await Promise.all(ok.body.results.map((r: { contact_id: string }) => invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: r.contact_id } })));
+    expect(stored.every((r) => r.status === 200 && Object.keys(r.body.contact.custom_fields).length === 15)).toBe(true);
+  });
+
   it('answers 207 with success_count 0 when every item fails', async () => {
     const t = await newTenant();
     const res = await bulk(t.apiKey, { operation: 'delete', contact_ids: ['00000000-0000-4000-8000-000000000000'] });

@@ -104,6 +104,28 @@ describe('contacts CRUD', () => {
     expect(stored.custom_fields).toMatchObject({ k0: 'changed', fresh: 1 });
   });
 
+  it('keeps a contact within 32 KB of data: a create or a change past it is a 400 naming custom_fields (DynamoDB refused such items with a 500)', async () => {
+    // Prepare
+    const t = await newTenant();
+    const emoji = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`f${i}`, '😀'.repeat(2000)]));
+    const small = Object.fromEntries(Array.from({ length: 15 }, (_, i) => [`f${i}`, 'x'.repeat(2000)]));
+
+    // Act
+    const huge = await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550131', custom_fields: emoji } });
+    const fits = await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550132', custom_fields: small } });
+    const grow = await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: fits.body.contact.id }, body: { custom_fields: { g: 'x'.repeat(2000) }, add_tags: Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(100, 't')) } });
+    const shrink = await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: fits.body.contact.id }, body: { custom_fields: { f0: null } } });
+
+    // Assess
+    expect(huge.status).toBe(400);
+    expect(huge.body).toMatchObject({ error: 'validation_error', details: { custom_fields: [expect.stringContaining('at most 32,768')] } });
+    expect(await invoke('GET /contacts/v1', { apiKey: t.apiKey, query: { search: '4155550131' } })).toMatchObject({ body: { contacts: [] } });
+    expect(fits.status).toBe(201);
+    expect(grow.status).toBe(400);
+    expect(grow.body.details.custom_fields[0]).toContain('at most 32,768');
+    expect(shrink.status).toBe(200);
+  });
+
   it('changes the phone number, frees the old one and refuses a taken one', async () => {
     const t = await newTenant();
     const a = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550126' } })).body.contact;
