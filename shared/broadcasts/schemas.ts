@@ -33,8 +33,12 @@ export const createBroadcastBody = v.object({
 
 export type CreateBroadcastInput = v.InferOutput<typeof createBroadcastBody>;
 
+/**
+ * A page of broadcasts holds at most 50: each carries its template, up to 64 KB as a send request may be, and a page
+ * must stay within Lambda's 6 MB response.
+ */
 const limit = v.optional(
-  v.pipe(v.string(), v.regex(/^\d+$/, 'limit must be a whole number'), v.transform(Number), v.minValue(1, 'limit must be 1 to 100'), v.maxValue(100, 'limit must be 1 to 100')),
+  v.pipe(v.string(), v.regex(/^\d+$/, 'limit must be a whole number'), v.transform(Number), v.minValue(1, 'limit must be 1 to 50'), v.maxValue(50, 'limit must be 1 to 50')),
   '20',
 );
 const cursor = v.optional(v.pipe(v.string(), v.maxLength(2048)));

@@ -179,6 +179,9 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     const second = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { limit: '2', cursor: first.body.next_cursor } });
     const cancelled = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { status: 'cancelled' } });
     const otherFirst = await invoke('GET /broadcasts/v1', { apiKey: other.apiKey, query: { limit: '1' } });
+    // A page carries each broadcast's template (up to 64 KB): 50 at most, within Lambda's 6 MB.
+    const tooMany = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { limit: '51' } });
+    expect([tooMany.status, tooMany.body.error]).toEqual([400, 'validation_error']);
     const forged = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { cursor: otherFirst.body.next_cursor ?? Buffer.from(JSON.stringify({ pk: `B#${other.businessId}`, sk: 'x', gsi1pk: 'y', gsi1sk: 'z' })).toString('base64url') } });
 
     // Assess
@@ -267,8 +270,13 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect(created.length).toBeLessThanOrEqual(100);
     expect(created.length).toBeGreaterThanOrEqual(90);
     expect(new Set(refusals).size === 0 || [...new Set(refusals)].every((x) => x === '400 broadcast_limit_reached' || x === '409 broadcast_create_conflict')).toBe(true);
-    const waiting = (await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { status: 'scheduled', limit: '100' } })).body;
-    expect(waiting.data).toHaveLength(created.length);
+    const page = async (cursor?: string) => (await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { status: 'scheduled', limit: '50', ...(cursor ? { cursor } : {}) } })).body;
+    const waiting: unknown[] = [];
+    for (let body = await page(); ; body = await page(body.next_cursor)) {
+      waiting.push(...body.data);
+      if (!body.next_cursor) break;
+    }
+    expect(waiting).toHaveLength(created.length);
     expect(queues.scheduler.list().length - schedules).toBe(created.length);
   }, 60_000);
 

@@ -79,6 +79,7 @@ describe('POST /segments', () => {
     ['empty name', { name: '  ', type: 'static' }],
     ['unknown type', { name: 'x', type: 'smart' }],
     ['no body', undefined],
+    ['a description of 1,000 emoji (2,000 characters allowed, but 4 KB as UTF-8)', { name: 'x', type: 'static', description: '😀'.repeat(1000) }],
   ])('answers 400 Datos inválidos for %s', async (_cause, body) => {
     const t = await newTenant();
     const res = await create(t, body);
