@@ -90,16 +90,19 @@ export async function sweep(b: Broadcast): Promise<'done' | 'more' | 'wait'> {
   if (cancelled + failed > 0) return 'more';
   // Only live claims (or index entries that have not caught up) are left: look again later.
   if (head.length > 0) return 'wait';
-  if (b.started_at) {
-    // The exact counts of what went out and what did not; a status that overtakes a tally has it taken again.
-    for (let attempt = 1; attempt <= TALLY_TRIES; attempt++) {
-      const seen = await statusChanges(b.businessId, b.id);
-      const { counts } = await tallyRecipients(b.businessId, b.id);
-      if (b.status === 'cancelled' ? await endCancelled(b, counts, seen) : await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts), ...tallyGuard(seen))) return 'done';
-    }
-    return 'wait';
+  // The exact counts of what went out and what did not; a status that overtakes a tally has it taken again. A broadcast
+  // cancelled while its audience was being frozen never started but has recipients: they are counted too (its
+  // `total` stayed 0 beside `cancelled: N`), without a second end event (the cancel sent it).
+  for (let attempt = 1; attempt <= TALLY_TRIES; attempt++) {
+    const seen = await statusChanges(b.businessId, b.id);
+    const { counts } = await tallyRecipients(b.businessId, b.id);
+    if (!b.started_at && counts.total === 0) return 'done';
+    const ended = b.started_at && b.status === 'cancelled'
+      ? await endCancelled(b, counts, seen)
+      : await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts), ...tallyGuard(seen));
+    if (ended) return 'done';
   }
-  return 'done';
+  return 'wait';
 }
 
 /**

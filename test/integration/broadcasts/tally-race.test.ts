@@ -65,3 +65,24 @@ it(`keeps exact counts when ${RECIPIENTS} status webhooks race the completion ta
   }
   expect(wrong).toEqual([]);
 }, 180_000);
+
+it('counts the recipients of a broadcast cancelled while its audience was being frozen (total 0 beside cancelled 20 before)', async () => {
+  // Prepare: an immediate broadcast whose audience has been written but which never started, then cancelled
+  const { sweep } = await import('#shared/broadcasts/completion.ts');
+  const t = await newTenant(['messages:write', 'messages:read']);
+  const created = await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body: { name: 'Cancelled while freezing', templateName: 'order_update', template_parameters: ['x', 'y'], contact_ids: [randomUUID()] } });
+  const id = created.body.data.id as string;
+  const contacts = Array.from({ length: 20 }, () => randomUUID());
+  await putRecipients(t.businessId, id, contacts.map((c, seq) => ({ contact_id: c, seq, state: seq < 2 ? 'skipped' as const : 'pending' as const, phone_number: `+52155${String(seq).padStart(8, '0')}`, request: { type: 'template' } })));
+  expect((await invoke('POST /broadcasts/v1/{id}/cancel', { apiKey: t.apiKey, params: { id } })).status).toBe(200);
+
+  // Act: the run's sweep, until it is done
+  let outcome: string;
+  do outcome = await sweep((await getBroadcast(t.businessId, id))!);
+  while (outcome === 'more');
+
+  // Assess
+  expect(outcome).toBe('done');
+  const shown = (await invoke('GET /broadcasts/v1/{id}', { apiKey: t.apiKey, params: { id } })).body.data;
+  expect(shown).toMatchObject({ status: 'cancelled', started_at: null, counts: { total: 20, skipped: 2, cancelled: 18, sent: 0, pending: 0 } });
+});
