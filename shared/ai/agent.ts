@@ -59,12 +59,16 @@ const toIso = (value: string | number | undefined, fallback: Date): string => {
  * What keeps the AI from answering now: the contract's precedence, or a conversation closed since the message came in
  * (an agent closed it: the AI does not speak into it, nor open a new one with a reply the customer's message is not in).
  */
-async function blockedBy(job: AiJob, settings: AiSettings, now: Date): Promise<BlockReason | 'conversation_closed' | 'no_conversation' | undefined> {
+async function blockedBy(job: AiJob, settings: AiSettings, ...instants: Date[]): Promise<BlockReason | 'conversation_closed' | 'no_conversation' | undefined> {
   const conversation = await getConversationAi(job.businessId, job.conversationId);
   if (!conversation) return 'no_conversation';
   if (conversation.closed) return 'conversation_closed';
-  const decision = decide({ enabled: settings.enabled, pausedUntil: settings.pausedUntil }, conversation, now);
-  return decision.answer ? undefined : decision.blockedBy;
+  // Each instant on the one read (the message's arrival and now, when the answer follows at once).
+  for (const at of instants) {
+    const decision = decide({ enabled: settings.enabled, pausedUntil: settings.pausedUntil }, conversation, at);
+    if (!decision.answer) return decision.blockedBy;
+  }
+  return undefined;
 }
 
 /** When a message came in, as late as its time allows: Meta's timestamps are whole seconds. */
@@ -82,21 +86,24 @@ export async function handleAiJob(job: AiJob, ports: AgentPorts, clock: () => Da
     const receivedAt = toIso(job.receivedAt, clock());
     if (!(await markNewestInbound(job.businessId, job.conversationId, job.messageId, receivedAt))) return 'superseded';
     // The contract's conditions hold for the message as it came in: one written during a pause, or while the AI was
-    // off, stays unanswered when the block ends within the debounce window (they are checked again before answering).
-    const blockedOnArrival = await blockedBy(job, settings, cameInBy(receivedAt));
+    // off, stays unanswered when the block ends within the debounce window (they are checked again before answering;
+    // without a window, now, on the same read).
+    const answersNow = settings.debounceSeconds === 0;
+    const blockedOnArrival = await blockedBy(job, settings, cameInBy(receivedAt), ...(answersNow ? [clock()] : []));
     if (blockedOnArrival) return blockedOutcome(blockedOnArrival);
-    if (settings.debounceSeconds > 0) {
+    if (!answersNow) {
       await enqueue('ai', { ...job, receivedAt, phase: 'answer' }, { delaySeconds: settings.debounceSeconds });
       return 'debounced';
     }
+    return answer(job, settings, ports, clock, { checkedNow: true });
   }
   return answer(job, settings, ports, clock);
 }
 
-async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock: () => Date): Promise<AgentOutcome> {
+async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock: () => Date, { checkedNow = false } = {}): Promise<AgentOutcome> {
   const { businessId, conversationId, messageId } = job;
   if ((await latestInbound(businessId, conversationId)) !== messageId) return 'superseded';
-  const blocked = await blockedBy(job, settings, clock());
+  const blocked = checkedNow ? undefined : await blockedBy(job, settings, clock());
   if (blocked) return blockedOutcome(blocked);
 
   const claim = await claimReply(businessId, conversationId, messageId, clock());
