@@ -22,14 +22,17 @@ export const MAX_CUSTOM_FIELDS = 100;
  */
 export const MAX_CONTACT_DATA_BYTES = 32_768;
 
+/** What `MAX_CONTACT_DATA_BYTES` bounds, in a stored contact or a request body. */
+type ContactData = { name?: string | null; email?: string | null; tags?: string[]; custom_fields?: Record<string, unknown> };
+
 /** The size `MAX_CONTACT_DATA_BYTES` bounds. */
-export const contactDataBytes = (c: { name?: string | null; email?: string | null; tags?: string[]; custom_fields?: Record<string, unknown> }): number =>
+export const contactDataBytes = (c: ContactData): number =>
   Buffer.byteLength(JSON.stringify({ name: c.name ?? null, email: c.email ?? null, tags: c.tags ?? [], custom_fields: c.custom_fields ?? {} }), 'utf8');
 
 export const tooLargeMessage = (bytes: number) => `the contact's name, email, tags and custom fields would take ${bytes.toLocaleString('en-US')} bytes as JSON; at most ${MAX_CONTACT_DATA_BYTES.toLocaleString('en-US')}`;
 
 /** The check on a whole create body, named on custom_fields (where the bytes usually are). */
-export const withinContactSize = <T extends { name?: string | null; email?: string | null; tags?: string[]; custom_fields?: Record<string, unknown> }>() =>
+export const withinContactSize = <T extends ContactData>() =>
   // valibot cannot type a path into a generic object; `custom_fields` is a member of every body this is used on.
   v.forward(v.check((c: T) => contactDataBytes(c) <= MAX_CONTACT_DATA_BYTES, (issue) => tooLargeMessage(contactDataBytes(issue.input as T))), ['custom_fields'] as never);
 
