@@ -8,13 +8,9 @@ import { mediaParam } from './objects.ts';
 
 /** Meta's optional line under any header. */
 const subText = v.optional(maxStr('header.sub_text', 60));
-const header = byType('header', {
-  text: v.looseObject({ type: v.literal('text'), text: nonEmpty('header.text', 60), sub_text: subText }),
-  image: v.looseObject({ type: v.literal('image'), image: mediaParam('image'), sub_text: subText }),
-  video: v.looseObject({ type: v.literal('video'), video: mediaParam('video'), sub_text: subText }),
-  document: v.looseObject({ type: v.literal('document'), document: mediaParam('document'), sub_text: subText }),
-});
 const textHeader = v.looseObject({ type: v.literal('text', 'this header must be text'), text: nonEmpty('header.text', 60), sub_text: subText });
+const mediaHeader = (type: 'image' | 'video' | 'document') => v.looseObject({ type: v.literal(type), [type]: mediaParam(type), sub_text: subText });
+const header = byType('header', { text: textHeader, image: mediaHeader('image'), video: mediaHeader('video'), document: mediaHeader('document') });
 const body = v.looseObject({ text: nonEmpty('body.text', 1024) }, 'body.text is required');
 const footer = v.optional(v.looseObject({ text: nonEmpty('footer.text', 60) }));
 
@@ -102,10 +98,7 @@ const orderParameters = (required: string[]) =>
 const carouselCard = v.looseObject({
   card_index: cardIndex,
   type: str('card.type'),
-  header: byType('card.header', {
-    image: v.looseObject({ type: v.literal('image'), image: mediaParam('image') }),
-    video: v.looseObject({ type: v.literal('video'), video: mediaParam('video') }),
-  }),
+  header: byType('card.header', { image: mediaHeader('image'), video: mediaHeader('video') }),
   body: v.optional(v.looseObject({ text: nonEmpty('card.body.text', 160) })),
   action: object('card.action'),
 }, 'each card must be an object');
