@@ -12,6 +12,8 @@ export interface DeliveryError {
   action_required: string;
   instructions: string;
   details?: Record<string, unknown>;
+  /** Seconds to wait before retrying, when the upstream throttled or did not answer (sent as `Retry-After` too). */
+  retry_after?: number;
 }
 
 interface Entry {
@@ -78,8 +80,22 @@ const CODES: Record<number, Entry> = {
   },
 };
 
+/**
+ * Meta's codes for a template it cannot send as asked, besides the contract's 132000: 132001 (no such template, or not in
+ * that language, or not approved), 132015 (paused for low quality) and 132016 (disabled). The contract's row for 132000
+ * names these causes ("missing, not approved, or wrong name/language"), so they answer as it does, with their own code.
+ */
+const TEMPLATE_NOT_FOUND_CODES = new Set([132000, 132001, 132015, 132016]);
+
+const isTemplateNotFound = (err: UpstreamError): boolean => err.code !== undefined && TEMPLATE_NOT_FOUND_CODES.has(err.code);
+
 /** The contract's entry for the upstream code of `err`, when its table lists it. */
-const listedCode = (err: UpstreamError): Entry | undefined => (err.code !== undefined ? CODES[err.code] : undefined);
+const listedCode = (err: UpstreamError): Entry | undefined =>
+  err.code === undefined ? undefined : CODES[isTemplateNotFound(err) ? 132000 : err.code];
+
+/** How long a client should wait before asking again after the upstream throttled or did not answer (seconds). */
+const THROTTLED_RETRY_SECONDS = 30;
+const UNAVAILABLE_RETRY_SECONDS = 5;
 
 /** A transient failure that is the upstream throttling the number (not one that did not answer). */
 const isThrottle = (err: UpstreamError): boolean => err.code === 130429 || err.status === 429;
@@ -91,7 +107,7 @@ export function toDeliveryError(err: UpstreamError, context: { templateName?: st
       status: 400,
       ...entry,
       code: String(err.code),
-      ...(err.code === 132000 ? { details: { template_name: context.templateName ?? null, language: context.language ?? null, upstream: err.details ?? err.message } } : {}),
+      ...(isTemplateNotFound(err) ? { details: { template_name: context.templateName ?? null, language: context.language ?? null, upstream: err.details ?? err.message } } : {}),
     };
   }
   if (err.transient) {
@@ -103,6 +119,7 @@ export function toDeliveryError(err: UpstreamError, context: { templateName?: st
       code: String(err.code ?? (err.status || 'timeout')),
       action_required: 'retry_later',
       instructions: 'Retry the message later with POST /messages/v1/{id}/retry.',
+      retry_after: throttled ? THROTTLED_RETRY_SECONDS : UNAVAILABLE_RETRY_SECONDS,
     };
   }
   return {
@@ -114,10 +131,6 @@ export function toDeliveryError(err: UpstreamError, context: { templateName?: st
     instructions: err.details ?? 'Check the request against the upstream error message and retry.',
   };
 }
-
-/** How long a client should wait before asking again after the upstream throttled or did not answer (seconds). */
-const THROTTLED_RETRY_SECONDS = 30;
-const UNAVAILABLE_RETRY_SECONDS = 5;
 
 /**
  * The reply to a request other than a message send whose upstream call failed (a media upload, read or delete, a

@@ -202,7 +202,8 @@ describe('POST /messages/v1: transient upstream faults', () => {
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
     const res = await h.send(t.apiKey, { to, content: 'caído' });
     expect(res.status).toBe(502);
-    expect(res.body).toMatchObject({ error: 'upstream_unavailable', data: { status: 'failed' } });
+    expect(res.body).toMatchObject({ error: 'upstream_unavailable', retry_after: 5, data: { status: 'failed' } });
+    expect(res.headers['retry-after']).toBe('5');
 
     const retry = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id: res.body.data.id } });
     expect(retry.status).toBe(200);

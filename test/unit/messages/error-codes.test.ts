@@ -12,6 +12,10 @@ describe('upstream delivery codes', () => {
     [130472, 'invalid_recipient'],
     [131026, 'user_blocked'],
     [132000, 'template_not_found'],
+    // Meta's other codes for a template it cannot send as named: not there (or not in that language), paused, disabled.
+    [132001, 'template_not_found'],
+    [132015, 'template_not_found'],
+    [132016, 'template_not_found'],
     [131048, 'spam_rate_limit'],
     [131052, 'media_download_failed'],
     [131051, 'unsupported_media_type'],
@@ -19,7 +23,7 @@ describe('upstream delivery codes', () => {
   ])('maps %i to %s with code, action_required and instructions', (code, error) => {
     const out = toDeliveryError(upstream(code), { templateName: 'x', language: 'es_MX' });
     expect(out).toMatchObject({ status: 400, error, code: String(code), action_required: expect.any(String), instructions: expect.any(String), message: expect.any(String) });
-    if (code === 132000) expect(out.details).toMatchObject({ template_name: 'x', language: 'es_MX' });
+    if (String(code).startsWith('132')) expect(out.details).toMatchObject({ template_name: 'x', language: 'es_MX' });
     else expect(out.details).toBeUndefined();
   });
 
@@ -27,13 +31,17 @@ describe('upstream delivery codes', () => {
     expect(toDeliveryError(upstream(131047)).instructions).toMatch(/template.*wait for the user.*retry later/i);
   });
 
+  it('keeps the other 132 codes (parameters, format) as the upstream said them', () => {
+    expect(toDeliveryError(upstream(132012, { message: '(#132012) Parameter format does not match format in the created template' }))).toMatchObject({ error: 'upstream_error', code: '132012' });
+  });
+
   it('keeps an unknown code and its upstream message', () => {
     expect(toDeliveryError(upstream(131999, { message: '(#131999) Something new' }))).toMatchObject({ code: '131999', message: '(#131999) Something new' });
   });
 
   it('answers exhausted transient faults as 429 (throttled) or 502', () => {
-    expect(toDeliveryError(upstream(130429, { status: 429, transient: true }))).toMatchObject({ status: 429, code: '130429' });
-    expect(toDeliveryError(upstream(undefined, { status: 0, transient: true }))).toMatchObject({ status: 502, error: 'upstream_unavailable' });
+    expect(toDeliveryError(upstream(130429, { status: 429, transient: true }))).toMatchObject({ status: 429, code: '130429', retry_after: 30 });
+    expect(toDeliveryError(upstream(undefined, { status: 0, transient: true }))).toMatchObject({ status: 502, error: 'upstream_unavailable', retry_after: 5 });
   });
 });
 
