@@ -20,11 +20,16 @@ const namedAction = (name: string, parameters: v.GenericSchema = object('action.
 
 const kind = (type: string, entries: v.ObjectEntries) => v.looseObject({ type: v.literal(type), ...entries });
 
+const distinct = (values: string[]): boolean => new Set(values).size === values.length;
+
 const replyButtons = v.looseObject({
   buttons: v.pipe(
     v.array(v.looseObject({ type: v.literal('reply', 'button type must be reply'), reply: v.looseObject({ id: nonEmpty('reply.id', 256), title: nonEmpty('reply.title', 20) }) })),
     v.minLength(1, 'action.buttons needs 1 to 3 buttons'),
     v.maxLength(3, 'action.buttons needs 1 to 3 buttons'),
+    // Meta's reference: a reply button's id identifies it in the answer, and its title must be unique.
+    v.check((buttons) => distinct(buttons.map((b) => b.reply.id)), 'each reply button needs an id of its own'),
+    v.check((buttons) => distinct(buttons.map((b) => b.reply.title)), 'each reply button needs a title of its own'),
   ),
 });
 

@@ -40,7 +40,6 @@ const param = (field: string) => byType(field, parameters);
 /** Meta's own examples give quick-reply buttons `text` parameters of any JSON scalar. */
 const buttonParam = byType('parameter', { ...parameters, text: v.looseObject({ type: v.literal('text'), text: v.union([v.pipe(v.string(), v.maxLength(2000)), v.boolean(), v.number()], 'text must be a string') }) });
 
-/** The contract: index is "0" to "9" (a number is taken as its string). */
 /** A string "0" to "9" (the contract), or the number (Meta takes both): forwarded as sent. */
 const buttonIndex = v.pipe(
   v.union([v.string(), v.number()], 'index is required: a string "0" to "9"'),
