@@ -139,7 +139,8 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
       // A file part is binary in a form (the handler sees the parser's { content, filename, mimetype }).
       const properties = schema.properties as Record<string, unknown> | undefined;
       if (spec.bodyKind === 'multipart' && properties?.file) properties.file = { type: 'string', format: 'binary' };
-      operation.requestBody = { required: true, content: { [contentType]: { schema } } };
+      // A body the endpoint defaults when absent (v.optional, e.g. the conversation pause) is not required.
+      operation.requestBody = { required: (spec.body as { type?: string }).type !== 'optional', content: { [contentType]: { schema } } };
     } else if (requestBodies[key] ?? (key === 'POST /{version}/{id}/messages' && requestBodies['POST /messages/v1'])) {
       // The compatible send route takes exactly the body of POST /messages/v1.
       const { schema, examples } = requestBodies[key] ?? requestBodies['POST /messages/v1'];

@@ -83,6 +83,9 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/contacts/v1/bulk'].post.responses).toHaveProperty('207');
     expect(doc.paths['/segments'].post.responses).toHaveProperty('201');
     expect(doc.paths['/funnel/v1/stages'].post.requestBody.content['application/json'].schema.required).toContain('name');
+    expect(doc.paths['/funnel/v1/stages'].post.requestBody.required).toBe(true);
+    // The conversation pause defaults its whole body (5 minutes): a client may send none.
+    expect(doc.paths['/conversations/v1/{id}/ai/pause'].post.requestBody.required).toBe(false);
     expect(doc.paths['/media/v1'].post.requestBody.content).toHaveProperty('multipart/form-data');
     for (const path of ['/media/v1', '/{version}/{id}/media']) {
       expect(doc.paths[path].post.requestBody.content['multipart/form-data'].schema.properties.file).toEqual({ type: 'string', format: 'binary' });
