@@ -98,12 +98,16 @@ const withPlus = (to: unknown) =>
   typeof to === 'number' && Number.isSafeInteger(to) && to > 0 ? `+${to}`
     : typeof to === 'string' && /^\s*[1-9][\d\s\-().]{6,20}$/.test(to) ? `+${to.trim()}` : to;
 
-/** A body without `type`: the member that carries the message names it (the Cloud API's default is text). */
-function inferType(body: Record<string, any>): unknown {
+/**
+ * A body without `type`. In service style it is a text (given `content`): the contract requires `type` for every
+ * other kind. In upstream style the member that carries the message names it, as Meta's own examples send a list
+ * reply without one ("Send Reply to List Message"), and a text is the Cloud API's default.
+ */
+function typeOf(body: Record<string, any>, upstreamStyle: boolean): any {
+  if (body.type !== undefined) return body.type;
   if (body.content !== undefined || body.text !== undefined) return 'text';
-  if (typeof body.templateName === 'string') return 'template';
   const present = MESSAGE_TYPES.filter((t) => body[t] !== undefined);
-  return present.length === 1 ? present[0] : undefined;
+  return upstreamStyle && present.length === 1 ? present[0] : undefined;
 }
 
 /** Validates a send request; throws the contract's 400 `validation_error` naming the fields, or 413 when it is too large. */
@@ -119,7 +123,7 @@ export function parseSendRequest(input: unknown): SendRequest {
   if (outside) throw validationError({ [outside.at]: [outside.problem] }, `Invalid message: ${outside.problem}`);
   const upstreamStyle = (input as Record<string, unknown>).messaging_product !== undefined;
   const body = upstreamStyle ? { ...(input as Record<string, any>), to: withPlus((input as Record<string, any>).to) } : (input as Record<string, any>);
-  const type = body.type ?? inferType(body);
+  const type = typeOf(body, upstreamStyle);
   if (type === undefined) throw invalid({ type: ['type is required for non-text messages (or give content for a text message)'] });
   if (!(MESSAGE_TYPES as readonly string[]).includes(type)) {
     throw invalid({ type: [`type must be one of ${MESSAGE_TYPES.join(', ')}`] });

@@ -32,6 +32,9 @@ describe('send request validation', () => {
     ['to with letters', { to: '+52abc', content: 'hi' }, 'to'],
     ['text without content', { to }, 'type'],
     ['unknown type', { to, type: 'fax', fax: {} }, 'type'],
+    // In service style `type` is required for every kind but text (the contract).
+    ['an image without type', { to, image: { link: 'https://example.com/a.jpg' } }, 'type'],
+    ['a template shortcut without type', { to, templateName: 'hello_world' }, 'type'],
     ['empty content', { to, content: '' }, 'content'],
     ['text over 4096', { to, content: long(4097) }, 'content'],
     ['upstream style with empty body', { messaging_product: 'whatsapp', to, type: 'text', text: { body: '' } }, 'text.body'],
@@ -154,10 +157,11 @@ describe('send request validation', () => {
     expect(parseSendRequest({ to, type: 'template', template: { name: 'r', language: { code: 'es_MX' }, components: [{ type: 'button', sub_type: 'quick_reply', index: 9 }] } }).template.components[0].index).toBe(9);
   });
 
-  it("accepts the Cloud API's shape in upstream style: later interactive kinds, any button sub_type, digits-only recipients, an implied type", () => {
+  it("accepts the Cloud API's shape in upstream style: later interactive kinds, any button sub_type, digits-only recipients, a type implied by the message's member (as Meta's list-reply example)", () => {
     const upstream = { messaging_product: 'whatsapp', to: '5215512345678' };
     expect(parseSendRequest({ ...upstream, type: 'interactive', interactive: { type: 'call_permission_request', body: { text: 'May we call?' }, action: { name: 'call_permission_request' } } }).interactive.type).toBe('call_permission_request');
     expect(parseSendRequest({ ...upstream, interactive: { type: 'product', action: { catalog_id: '1', product_retailer_id: 'a' } } }).type).toBe('interactive');
+    expect(parseSendRequest({ ...upstream, text: { body: 'hi' } }).type).toBe('text');
     expect(parseSendRequest({ ...upstream, type: 'text', text: { body: 'hi' } }).to).toBe('+5215512345678');
     expect(parseSendRequest({ ...upstream, to: 5215512345678, type: 'text', text: { body: 'hi' } }).to).toBe('+5215512345678');
     const button = (sub_type: string, parameters: unknown[]) => ({ ...upstream, type: 'template', template: { name: 't', language: { code: 'en_US' }, components: [{ type: 'button', sub_type, index: 0, parameters }] } });
