@@ -12,7 +12,7 @@ import { getSegment } from '#shared/segments/repository.ts';
 import { commit } from '#shared/events/outbox.ts';
 import { enqueue, queueUrl } from '#shared/queue/queue.ts';
 import { keys } from '#shared/store/keys.ts';
-import { freeSlots, randomSlot } from '#shared/store/slots.ts';
+import { claimSlots } from '#shared/store/slots.ts';
 import { cancellationCodes } from '#shared/store/transact.ts';
 import { table } from '#shared/store/client.ts';
 import {
@@ -144,27 +144,32 @@ const SCHEDULE_PLACE_TRIES = 8;
  * claimed in the same transaction: the cap holds under concurrent creates.
  */
 async function storeScheduled(b: Broadcast, contactIds: string[] | undefined): Promise<void> {
-  const lost = new Set<number>();
-  for (let attempt = 1; attempt <= SCHEDULE_PLACE_TRIES; attempt++) {
-    const free = freeSlots(await scheduledPlaces(b.businessId, b.created_at), broadcastSettings.maxScheduled, lost);
-    if (free.length === 0) {
-      throw new ApiError(400, {
-        error: 'broadcast_limit_reached',
-        message: `A business may have at most ${broadcastSettings.maxScheduled} broadcasts waiting for their send_at; cancel one, or wait for one to start`,
-      });
-    }
-    const slot = randomSlot(free);
-    b.schedule_slot = slot;
-    try {
-      await commit(broadcastCreateItems(b, contactIds));
-      return;
-    } catch (err) {
-      // The place went to a concurrent create (its condition is the transaction's only one that can fail): try another.
-      if (!cancellationCodes(err)?.includes('ConditionalCheckFailed')) throw err;
-      lost.add(slot);
-    }
-  }
-  throw conflict('broadcast_create_conflict', 'Concurrent creates took the free places for scheduled broadcasts; retry the request');
+  const max = broadcastSettings.maxScheduled;
+  b.schedule_slot = await claimSlots({
+    kinds: [{ max, held: (places: (number | null)[]) => places }],
+    read: async () => {
+      const places = await scheduledPlaces(b.businessId, b.created_at);
+      if (places.length >= max) {
+        throw new ApiError(400, {
+          error: 'broadcast_limit_reached',
+          message: `A business may have at most ${max} broadcasts waiting for their send_at; cancel one, or wait for one to start`,
+        });
+      }
+      return places;
+    },
+    store: async (_, [slot]) => {
+      try {
+        await commit(broadcastCreateItems({ ...b, schedule_slot: slot }, contactIds));
+        return slot;
+      } catch (err) {
+        // The place went to a concurrent create (its condition is the transaction's only one that can fail): try another.
+        if (!cancellationCodes(err)?.includes('ConditionalCheckFailed')) throw err;
+        return undefined;
+      }
+    },
+    tries: SCHEDULE_PLACE_TRIES,
+    exhausted: () => conflict('broadcast_create_conflict', 'Concurrent creates took the free places for scheduled broadcasts; retry the request'),
+  });
 }
 
 /**

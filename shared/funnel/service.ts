@@ -10,7 +10,7 @@ import { DEFAULT_STAGE_COLOR, MAX_STAGES, type FunnelStage } from './model.ts';
 import { getStage, type RankedStage, listRankedStages, listStages, publicStage, rankAt, RANK_STEP, slotClaim, slotRelease, stageDeleteIfEmpty, stageFieldsUpdate, stagePut, stageRank } from './repository.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 import { stageCreated, stageDeleted, stagesReordered, stageUpdated } from './events.ts';
-import { freeSlots, randomSlot } from '#shared/store/slots.ts';
+import { claimSlots } from '#shared/store/slots.ts';
 
 export const stageNotFound = () => notFound('Funnel stage not found');
 
@@ -28,60 +28,62 @@ export async function getStageOrFail(bid: string, id: string): Promise<FunnelSta
   return stage;
 }
 
+/** Tries of a create whose randomly picked free slot a concurrent create took first, before it reads afresh. */
+const SLOT_TRIES = 8;
+
 const stageLimitReached = () =>
   badRequest('stage_limit_reached', `A funnel has at most ${MAX_STAGES} stages; delete one before adding another`);
 
-export async function createStage(bid: string, input: { name: string; color?: string; position?: number }): Promise<FunnelStage> {
-  // Slots this request lost to concurrent creates: the next attempt picks among the others, from the same read
-  // (a lost slot says nothing about the other slots, and a position among concurrent inserts is approximate anyway).
-  const lost = new Set<number>();
-  let read: RankedStage[] | undefined;
-  return optimistic(async () => {
-    const ordered = read ?? (await listRankedStages(bid, true));
-    read = undefined;
-    if (ordered.length >= MAX_STAGES) throw stageLimitReached();
-    const free = freeSlots(ordered.map((s) => s.slot), MAX_STAGES, lost);
-    if (free.length === 0) {
-      // Every free slot went to a create still in flight: read again once they have landed.
-      lost.clear();
-      throw new RetryableConflict('all free slots claimed concurrently');
-    }
-    const slot = randomSlot(free);
-    // A position past the end appends: the stage lands as far as the client asked as the funnel allows.
-    const position = Math.min(input.position ?? ordered.length, ordered.length);
-    const now = new Date().toISOString();
-    const stage: FunnelStage = {
-      id: randomUUID(),
-      name: input.name,
-      position,
-      color: input.color ?? DEFAULT_STAGE_COLOR,
-      contact_count: 0,
-      created_at: now,
-      updated_at: now,
-    };
-    const rank = rankAt(ordered, position);
-    const items = [slotClaim(bid, slot, stage.id), ownerPut('stage', stage.id, bid)];
-    if (rank === null) {
-      // No room between the neighbours: re-space every rank in the same transaction.
-      const spaced: { id: string; rank?: number }[] = [...ordered];
-      spaced.splice(position, 0, stage);
-      items.push(stagePut(bid, stage, position * RANK_STEP, slot));
-      spaced.forEach((s, i) => s.rank !== undefined && items.push(stageRank(bid, s.id, i * RANK_STEP, s.rank)));
-    } else {
-      items.push(stagePut(bid, stage, rank, slot));
-    }
-    try {
-      await commit(items, [stageCreated(bid, stage)]);
-    } catch (err) {
-      // A slot taken meanwhile is a lost race: the next attempt picks another (and finds the limit if full).
-      if (cancellationCodes(err)?.[0] === 'ConditionalCheckFailed') {
-        lost.add(slot);
-        read = ordered;
-      }
-      retryOnCancel(err);
-    }
-    return stage;
-  });
+export function createStage(bid: string, input: { name: string; color?: string; position?: number }): Promise<FunnelStage> {
+  return optimistic(() =>
+    claimSlots({
+      kinds: [{ max: MAX_STAGES, held: (ordered: RankedStage[]) => ordered.map((s) => s.slot) }],
+      read: async () => {
+        const ordered = await listRankedStages(bid, true);
+        if (ordered.length >= MAX_STAGES) throw stageLimitReached();
+        return ordered;
+      },
+      store: (ordered, [slot]) => storeStage(bid, input, ordered, slot),
+      tries: SLOT_TRIES,
+      // Lost races past the tries are one more conflict for optimistic() to retry on fresh reads, within its budget.
+      exhausted: () => new RetryableConflict('free slots claimed concurrently'),
+    }),
+  );
+}
+
+/** Stores a new stage at its position among `ordered` in `slot`; undefined when a concurrent create took the slot. */
+async function storeStage(bid: string, input: { name: string; color?: string; position?: number }, ordered: RankedStage[], slot: number): Promise<FunnelStage | undefined> {
+  // A position past the end appends: the stage lands as far as the client asked as the funnel allows.
+  const position = Math.min(input.position ?? ordered.length, ordered.length);
+  const now = new Date().toISOString();
+  const stage: FunnelStage = {
+    id: randomUUID(),
+    name: input.name,
+    position,
+    color: input.color ?? DEFAULT_STAGE_COLOR,
+    contact_count: 0,
+    created_at: now,
+    updated_at: now,
+  };
+  const rank = rankAt(ordered, position);
+  const items = [slotClaim(bid, slot, stage.id), ownerPut('stage', stage.id, bid)];
+  if (rank === null) {
+    // No room between the neighbours: re-space every rank in the same transaction.
+    const spaced: { id: string; rank?: number }[] = [...ordered];
+    spaced.splice(position, 0, stage);
+    items.push(stagePut(bid, stage, position * RANK_STEP, slot));
+    spaced.forEach((s, i) => s.rank !== undefined && items.push(stageRank(bid, s.id, i * RANK_STEP, s.rank)));
+  } else {
+    items.push(stagePut(bid, stage, rank, slot));
+  }
+  try {
+    await commit(items, [stageCreated(bid, stage)]);
+  } catch (err) {
+    // The slot (the transaction's first item) was taken meanwhile; any other cancellation is a lost race on the ranks.
+    if (cancellationCodes(err)?.[0] === 'ConditionalCheckFailed') return undefined;
+    retryOnCancel(err);
+  }
+  return stage;
 }
 
 export async function updateStage(bid: string, id: string, fields: { name?: string; color?: string }): Promise<FunnelStage> {

@@ -19,7 +19,7 @@ import { listSegmentUsage } from './usage.ts';
 import { MAX_DYNAMIC_SEGMENTS, newCounterKey, registerCounters } from './counters/registry.ts';
 import { badRequest, conflict } from '#shared/http/errors.ts';
 import { keys } from '#shared/store/keys.ts';
-import { freeSlots, randomSlot } from '#shared/store/slots.ts';
+import { claimSlots, type SlotKind } from '#shared/store/slots.ts';
 
 /** The Segment resource as the API returns it. */
 export interface SegmentView {
@@ -165,29 +165,20 @@ const CLAIM_TRIES = 8;
  * (shared/store/slots.ts): their conditional puts in the segment's transaction are what make both caps exact.
  */
 async function putInRoom(bid: string, record: SegmentRecord): Promise<void> {
-  // Places and slots this request lost to concurrent creates: the next try picks among the others, or reads the list again.
-  const lostPlaces = new Set<number>();
-  const lostSlots = new Set<number>();
-  for (let attempt = 0; attempt < CLAIM_TRIES; attempt++) {
-    const segments = await listSegments(bid, true);
-    assertRoom(segments, record.segmentType);
-    const places = freeSlots(segments.map((s) => s.place), MAX_SEGMENTS, lostPlaces);
-    const slots = isDynamic(record) ? freeSlots(segments.filter(isDynamic).map((s) => s.slot), MAX_DYNAMIC_SEGMENTS, lostSlots) : [];
-    if (places.length === 0 || (isDynamic(record) && slots.length === 0)) {
-      // Every free one went to a create still in flight: read again once they have landed.
-      lostPlaces.clear();
-      lostSlots.clear();
-      continue;
-    }
-    const claim = { place: randomSlot(places), slot: isDynamic(record) ? randomSlot(slots) : null };
-    if (await putSegment(bid, { ...record, ...claim })) {
-      Object.assign(record, claim);
-      return;
-    }
-    lostPlaces.add(claim.place);
-    if (claim.slot !== null) lostSlots.add(claim.slot);
-  }
-  throw conflict('segment_create_conflict', 'Other segments were being created at the same time; try again');
+  const kinds: SlotKind<SegmentRecord[]>[] = [{ max: MAX_SEGMENTS, held: (segments) => segments.map((s) => s.place) }];
+  if (isDynamic(record)) kinds.push({ max: MAX_DYNAMIC_SEGMENTS, held: (segments) => segments.filter(isDynamic).map((s) => s.slot) });
+  const claimed = await claimSlots({
+    kinds,
+    read: async () => {
+      const segments = await listSegments(bid, true);
+      assertRoom(segments, record.segmentType);
+      return segments;
+    },
+    store: async (_, [place, slot = null]) => ((await putSegment(bid, { ...record, place, slot })) ? { place, slot } : undefined),
+    tries: CLAIM_TRIES,
+    exhausted: () => conflict('segment_create_conflict', 'Other segments were being created at the same time; try again'),
+  });
+  Object.assign(record, claimed);
 }
 
 export async function listSegmentViews(bid: string): Promise<SegmentView[]> {

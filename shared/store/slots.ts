@@ -1,8 +1,8 @@
 /**
- * Limit slots: each item of a capped kind (funnel stages, dynamic segments, broadcasts waiting for their send_at) holds
- * one of `max` slot items, claimed in its create's transaction with a condition that the slot is free and released
- * with its delete, so the cap is exact under concurrent creates without a counter every create would update. A create
- * picks a free slot at random, so concurrent creates rarely pick the same one.
+ * Limit slots: each item of a capped kind (funnel stages, segments and dynamic segments, broadcasts waiting for their
+ * send_at) holds one of `max` slot items, claimed in its create's transaction with a condition that the slot is free
+ * and released with its delete, so the cap is exact under concurrent creates without a counter every create would
+ * update. A create picks a free slot at random, so concurrent creates rarely pick the same one (`claimSlots`).
  */
 
 /**
@@ -19,5 +19,39 @@ export function freeSlots(held: readonly (number | null | undefined)[], max: num
   return open.slice(unslotted).filter((i) => !lost.has(i));
 }
 
-/** One of the free slots, at random. */
-export const randomSlot = (free: readonly number[]): number => free[Math.floor(Math.random() * free.length)];
+/** One kind of slot a new item claims: the cap, and the slots the items of the latest read hold. */
+export interface SlotKind<R> {
+  max: number;
+  held: (read: R) => readonly (number | null | undefined)[];
+}
+
+/**
+ * Claims one free slot of each kind for a new item and stores it. Each try reads the current items (`read`, which
+ * throws the domain's limit error when a kind is full), picks a free slot of each kind at random, and `store`s the
+ * item with them, answering what it stored, or undefined when a concurrent create took one of the slots first (its
+ * transaction's slot condition failed). The next try skips the slots lost so far, and when concurrent creates hold every free one it
+ * skips none (they have landed by the read after). After `tries` lost races, `exhausted()` is thrown.
+ * `store` gets one slot per kind, in the order of `kinds`.
+ */
+export async function claimSlots<R, T>(claim: {
+  kinds: readonly SlotKind<R>[];
+  read: () => Promise<R>;
+  store: (read: R, slots: number[]) => Promise<T | undefined>;
+  tries: number;
+  exhausted: () => Error;
+}): Promise<T> {
+  const lost = claim.kinds.map(() => new Set<number>());
+  for (let attempt = 0; attempt < claim.tries; attempt++) {
+    const read = await claim.read();
+    const free = claim.kinds.map((kind, i) => freeSlots(kind.held(read), kind.max, lost[i]));
+    if (free.some((slots) => slots.length === 0)) {
+      lost.forEach((slots) => slots.clear());
+      continue;
+    }
+    const slots = free.map((open) => open[Math.floor(Math.random() * open.length)]);
+    const stored = await claim.store(read, slots);
+    if (stored !== undefined) return stored;
+    slots.forEach((slot, i) => lost[i].add(slot));
+  }
+  throw claim.exhausted();
+}

@@ -1,4 +1,4 @@
-import { freeSlots } from '#shared/store/slots.ts';
+import { claimSlots, freeSlots } from '#shared/store/slots.ts';
 
 describe('freeSlots', () => {
   it('offers every slot no item holds, none that this request lost, and none at the cap', () => {
@@ -14,5 +14,35 @@ describe('freeSlots', () => {
     for (const held of [[null, null], [null, 3], [1, null], [null, 0, null]]) {
       expect(freeSlots(held, 5)).toHaveLength(5 - held.length);
     }
+  });
+});
+
+describe('claimSlots', () => {
+  const kinds = [{ max: 3, held: (held: number[]) => held }];
+
+  it('skips the slots it lost to concurrent creates, and reads afresh once they hold every free one', async () => {
+    const reads: number[][] = [[], [], [0, 1, 2].slice(0, 2)];
+    const tried: number[][] = [];
+    const slot = await claimSlots({
+      kinds,
+      read: async () => reads.shift() ?? [0, 1],
+      // The first two picks are lost; the third read shows the two creates that took them, and the pick lands.
+      store: async (_, slots) => (tried.push(slots), tried.length <= 2 ? undefined : slots[0]),
+      tries: 8,
+      exhausted: () => new Error('exhausted'),
+    });
+    expect(tried[1][0]).not.toBe(tried[0][0]);
+    expect(slot).toBe(2);
+  });
+
+  it('gives up with the caller error after its tries, and lets the read answer the cap', async () => {
+    const picked: number[] = [];
+    const store = async (_: number[], [slot]: number[]) => (picked.push(slot), undefined);
+    await expect(claimSlots({ kinds, read: async () => [], store, tries: 5, exhausted: () => new Error('exhausted') })).rejects.toThrow('exhausted');
+    // Every free slot lost once (three tries), a try that finds none left and skips none after it, and one more pick.
+    expect(picked.slice(0, 3).sort()).toEqual([0, 1, 2]);
+    expect(picked).toHaveLength(4);
+    const full = () => Promise.reject(new Error('limit reached'));
+    await expect(claimSlots({ kinds, read: full, store, tries: 4, exhausted: () => new Error('exhausted') })).rejects.toThrow('limit reached');
   });
 });
