@@ -47,7 +47,7 @@ export function applyPrepared(draft: OutboundDraft, prepared: PreparedMedia): vo
  */
 export async function sendMediaMessage(draft: OutboundDraft, media: MediaObject, autoConvert: boolean | undefined, dispatch: Dispatch): Promise<Outcome> {
   const request: MediaSendRequest = { type: draft.messageType as MediaType, media, autoConvert: autoConvert === true };
-  const plan = await planMediaSend(draft.businessId, request);
+  const plan = await planMediaSend(draft.businessId, draft.phoneNumberId, request);
   if (plan.kind === 'job') {
     const queued = await throughWorker(draft, request, plan.reason);
     if (queued) return queued;

@@ -10,7 +10,7 @@ import { basename } from 'node:path';
 import { ApiError } from '#shared/http/errors.ts';
 import { extensionOf, MEDIA_RULES, MIME, type MediaType } from './formats.ts';
 import { mediaTooLarge, sizeOver, unsupportedFormat } from './errors.ts';
-import { checkMediaId, requireUsableAs } from './media-id.ts';
+import { requireAccessibleMediaId, requireUsableAs } from './media-id.ts';
 import { captionable, upstreamObject, type MediaObject, type UpstreamMediaObject } from './upstream-object.ts';
 
 export type { MediaObject } from './upstream-object.ts';
@@ -75,11 +75,12 @@ export function asDocumentByLink(req: MediaSendRequest, reason: string, mime?: s
 }
 
 /** Decides what a media send needs, without touching the file's bytes. Throws 413/400 where the answer is already known. */
-export async function planMediaSend(businessId: string, req: MediaSendRequest): Promise<MediaPlan> {
+export async function planMediaSend(businessId: string, phoneNumberId: string, req: MediaSendRequest): Promise<MediaPlan> {
   const { type, media } = req;
   const wantsVoice = type === 'audio' && media.voice === true;
   if (media.id !== undefined) {
-    const check = await checkMediaId(businessId, media.id);
+    // Another business's id (or one the sending number cannot use) is a 403 before anything is recorded or sent.
+    const check = await requireAccessibleMediaId(businessId, phoneNumberId, media.id);
     if (check.known) requireUsableAs(type, media.id, check.record);
     if (wantsVoice && check.known && check.record.mimeType !== MIME.opus) return job('voice');
     return ready({ type, media: upstreamObject(type, media), action: 'as_is' });

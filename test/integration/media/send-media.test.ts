@@ -50,7 +50,7 @@ afterAll(async () => {
 
 /** The plan, and when it asks for the worker, the worker's processing (as the media worker runs it). */
 async function prepare(req: import('#shared/media/send-media.ts').MediaSendRequest) {
-  const plan = await media.planMediaSend(tenant.businessId, req);
+  const plan = await media.planMediaSend(tenant.businessId, tenant.phoneNumberId, req);
   if (plan.kind === 'ready') return { plan, prepared: plan.prepared };
   return { plan, prepared: await media.processMediaSend(tenant.businessId, tenant.phoneNumberId, req, plan.reason) };
 }

@@ -263,8 +263,8 @@ describe('POST /{version}/{id}/media (Cloud API upload)', () => {
     // Act
     const uploaded = await cloudUpload(photo, 'image/webp');
     const { planMediaSend } = await import('#shared/media/send-media.ts');
-    const asImage = await planMediaSend(tenant.businessId, { type: 'image', media: { id: uploaded.body.id } });
-    const asSticker = await planMediaSend(tenant.businessId, { type: 'sticker', media: { id: uploaded.body.id } }).catch((err: unknown) => err);
+    const asImage = await planMediaSend(tenant.businessId, tenant.phoneNumberId, { type: 'image', media: { id: uploaded.body.id } });
+    const asSticker = await planMediaSend(tenant.businessId, tenant.phoneNumberId, { type: 'sticker', media: { id: uploaded.body.id } }).catch((err: unknown) => err);
     // Assess
     expect(uploaded.status).toBe(200);
     expect(asImage).toMatchObject({ kind: 'ready' });

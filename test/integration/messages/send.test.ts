@@ -461,6 +461,23 @@ describe('POST /messages/v1: templates', () => {
     expect(await h.sent(to)).toEqual([]);
   });
 
+  it("refuses a media message by another number's media id (403 MEDIA_PERMISSION_DENIED) before anything goes out; the number's own upstream id is sent", async () => {
+    // Prepare: neither id is this service's upload; only the upstream knows whose each is.
+    const { t, to } = await h.openChat();
+    const theirs = h.sandbox.state.addMedia('100000000000999', Buffer.from('jpeg'), 'image/jpeg');
+    const own = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.from('jpeg'), 'image/jpeg');
+
+    // Act
+    const denied = await h.send(t.apiKey, { to, type: 'image', image: { id: theirs.id } });
+    const sent = await h.send(t.apiKey, { to, type: 'image', image: { id: own.id } });
+
+    // Assess
+    expect(denied.status).toBe(403);
+    expect(denied.body).toEqual({ error: 'forbidden', code: 'MEDIA_PERMISSION_DENIED', message: expect.any(String), hint: expect.any(String) });
+    expect(sent.status).toBe(200);
+    expect((await h.sent(to)).filter((p) => p.type === 'image').map((p) => p.image.id)).toEqual([own.id]);
+  });
+
   it("refuses a header media id of another kind than the header's (an audio as an image header), in the shortcut and the full form", async () => {
     // Prepare: an OGG audio this service uploaded for the sending number
     const t = await h.newTenant();
