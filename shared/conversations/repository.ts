@@ -8,7 +8,7 @@
  */
 import { ownerPut } from '#shared/auth/ownership.ts';
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { queryIndexPage } from '#shared/store/query.ts';
 import { batchGetAll } from '#shared/store/batch.ts';
@@ -90,6 +90,27 @@ async function conversationPointers(businessId: string, contactId: string): Prom
 const isConditionFailure = (err: unknown) => isTransactionCancelled(err) || isSingleConditionFailure(err);
 
 /**
+ * A conversation begun by a customer known by username only, once their contact has their number: it takes it, so
+ * that it is answered (the AI, and every send, reach customers by number). Another writer that set it first wins.
+ */
+async function takeNumber(conversation: Conversation, phoneNumber: string): Promise<Conversation> {
+  try {
+    const { Attributes } = await db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.conversation(conversation.businessId, conversation.id),
+      UpdateExpression: 'SET phoneNumber = :phone',
+      ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(phoneNumber) OR phoneNumber = :none)',
+      ExpressionAttributeValues: { ':phone': phoneNumber, ':none': null },
+      ReturnValues: 'ALL_NEW',
+    }));
+    return toConversation(Attributes!);
+  } catch (err) {
+    if (!isSingleConditionFailure(err)) throw err;
+    return (await getConversation(conversation.businessId, conversation.id)) ?? conversation;
+  }
+}
+
+/**
  * The contact's open conversation, created when there is none. Creation emits `conversation.created` (and
  * `conversation.assigned` when the contact has an agent) in the same transaction; a concurrent creator
  * loses the pointer race and reads the winner's conversation.
@@ -100,7 +121,7 @@ export async function findOrCreateConversation(businessId: string, contact: Cont
     const pointers = await conversationPointers(businessId, contact.id);
     if (pointers.openId) {
       const existing = await getConversation(businessId, pointers.openId);
-      if (existing) return { conversation: existing, created: false };
+      if (existing) return { conversation: existing.phoneNumber || !current.phone_number ? existing : await takeNumber(existing, current.phone_number), created: false };
     }
     const now = new Date().toISOString();
     const agent = current.assigned_agent_id ? await getAgent(businessId, current.assigned_agent_id) : undefined;

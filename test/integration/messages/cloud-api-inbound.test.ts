@@ -247,7 +247,7 @@ describe('a customer who writes by username, without a number', () => {
     expect(contact).toMatchObject({ phone_number: `+${from}`, whatsapp_user_id: userId });
   });
 
-  it('keeps its contact when it later writes with its number: the contact takes the number (contact.updated)', async () => {
+  it('keeps its contact when it later writes with its number: the contact and its open conversation take the number (contact.updated)', async () => {
     const t = await h.newTenant();
     const from = randomPhone().slice(1);
     const userId = `US.${Date.now()}${Math.floor(Math.random() * 1e6)}`;
@@ -262,6 +262,9 @@ describe('a customer who writes by username, without a number', () => {
     expect(h.events(t.businessId).filter((e) => e.event === 'contact.updated').map((e) => e.data.changed_fields)).toEqual([['phone_number']]);
     const contact = (await h.invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: first.contact_id } })).body.contact;
     expect(contact).toMatchObject({ phone_number: `+${from}`, whatsapp_user_id: userId });
+    // The conversation begun by username now has the number to answer on (the AI replies by number).
+    const conversation = await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: first.conversation_id } });
+    expect(conversation.body.conversation).toMatchObject({ id: first.conversation_id, phoneNumber: `+${from}` });
     // The number now finds this contact, and its open conversation, for a send (which the upstream stand-in, that
     // never saw this customer write, then refuses: the message is recorded in that conversation all the same).
     const sent = await h.invoke('POST /messages/v1', { apiKey: t.apiKey, body: { to: `+${from}`, content: 'gracias' } });
