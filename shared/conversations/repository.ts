@@ -239,9 +239,15 @@ export function conversationTouch(current: Conversation, touch: ConversationTouc
   }
   if (touch.direction !== 'inbound') return touchUpdate(current.businessId, current.id, touch, sets, values, 'attribute_exists(pk)');
   // A customer's message goes into a conversation that is still open: one closed since it was read fails this
-  // condition, and the message opens the next conversation (shared/messages/inbound.ts).
+  // condition, and the message opens the next conversation (shared/messages/inbound.ts). So does one a later message
+  // touched since (messages of one customer stored side by side): the window and the recency never move back.
   values[':open'] = 'open';
-  return touchUpdate(current.businessId, current.id, touch, sets, values, 'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open)', { '#status': 'status' });
+  values[':null'] = 'NULL';
+  return touchUpdate(current.businessId, current.id, touch, sets, values, [
+    'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open)',
+    '(attribute_not_exists(lastInboundAt) OR attribute_type(lastInboundAt, :null) OR lastInboundAt <= :in)',
+    '(attribute_not_exists(lastMessageAt) OR attribute_type(lastMessageAt, :null) OR lastMessageAt <= :lastAt)',
+  ].join(' AND '), { '#status': 'status' });
 }
 
 /**

@@ -54,10 +54,17 @@ function senderOf(value: Record<string, any>, message: Record<string, any>) {
   return { phone: phone || undefined, userId, name: typeof name === 'string' && name ? name : undefined, entry };
 }
 
-/** The conversation touch's place in an inbound message's transaction (its condition: the conversation is open). */
+/**
+ * The conversation touch's place in an inbound message's transaction. Its condition: the conversation is open, and no
+ * later message of it was stored since it was read (shared/conversations/repository.ts conversationTouch).
+ */
 const CONVERSATION_TOUCH = 3;
-/** A conversation closed at the moment a message arrives is followed by a new one: more closes than that in a row are a fault. */
-const MAX_CONVERSATION_TRIES = 3;
+/**
+ * A conversation closed at the moment a message arrives is followed by a new one, and one a later message touched
+ * meanwhile is read again: each lost try is another message stored, so more tries than a burst of one customer's
+ * messages stored side by side are a fault.
+ */
+const MAX_CONVERSATION_TRIES = 10;
 
 export async function recordInbound(businessId: string, value: Record<string, any>, message: Record<string, any>): Promise<InboundOutcome> {
   const wamid = String(message.id ?? '');
@@ -119,8 +126,11 @@ export async function recordInbound(businessId: string, value: Record<string, an
     } catch (err) {
       // The wamid pointer already exists: a concurrent or repeated delivery of the same message.
       if (isTransactionCancelled(err) && (await findByWamid(businessId, wamid))) return { stored: false };
-      // The conversation was closed after it was read: the message opens the next one.
-      if (attempt < MAX_CONVERSATION_TRIES && cancellationCodes(err)?.[CONVERSATION_TOUCH] === 'ConditionalCheckFailed') continue;
+      // The conversation was closed after it was read (the message opens the next one), or a later message touched it.
+      if (attempt < MAX_CONVERSATION_TRIES && cancellationCodes(err)?.[CONVERSATION_TOUCH] === 'ConditionalCheckFailed') {
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+        continue;
+      }
       throw err;
     }
     await recordContactActivity(businessId, contact.id, at).catch((err) => logger.warn('contact activity not recorded', { error: err as Error }));

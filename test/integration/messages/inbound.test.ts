@@ -109,6 +109,25 @@ describe('incoming messages', () => {
     expect(wrong).toEqual([]);
   }, 60_000);
 
+  it("keeps the window at the customer's latest message when messages of one conversation are stored at once, newest first", async () => {
+    const wrong: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      // Prepare: an open conversation, and eight more messages waiting in the queue, the newest queued first.
+      const { t, to } = await h.openChat();
+      const base = Date.now() + 60_000;
+      for (let i = 8; i > 0; i--) await h.inbound(t.phoneNumberId, to, { text: `m${i}`, timestamp: base + i * 1000 });
+
+      // Act: each webhook in an invocation of its own, all at once (as Lambda runs batches side by side).
+      await Promise.all(h.takeUpstreamEvents().map((body) => h.runWorker([body])));
+
+      // Assess: the window runs from the latest message, whichever was stored last.
+      const [conversation] = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
+      const latest = new Date(Math.floor((base + 8000) / 1000) * 1000).toISOString();
+      if (conversation.lastInboundAt !== latest || conversation.lastMessageAt !== latest) wrong.push(`round ${round}: lastInboundAt ${conversation.lastInboundAt}, lastMessageAt ${conversation.lastMessageAt}, latest ${latest}`);
+    }
+    expect(wrong).toEqual([]);
+  }, 60_000);
+
   it('finds a conversation and a message by their ids in upper case too, as contacts are found', async () => {
     const { t } = await h.openChat();
     const [conversation] = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
