@@ -47,7 +47,10 @@ export const mediaTooLarge = (type: MediaType, size: number | undefined, detail?
         ? 'Documents are limited to 100 MB: split or compress the file'
         : type === 'sticker'
           ? 'Stickers are limited to 500 KB and are not converted: reduce the file (a 512x512 WebP is recommended)'
-          : `Set autoConvert to true to let the service ${type === 'image' ? 'compress the image or ' : type === 'audio' ? 'compress the audio or ' : ''}send it as a document, or reduce the file size`,
+          : size !== undefined && size > MEDIA_RULES.document.maxBytes
+            // Converting cannot help: the file is over the largest limit of all, a document's.
+            ? `The file is over ${MEDIA_RULES.document.maxLabel}, the limit of a document too, so it cannot be sent converted either: reduce the file size`
+            : `Set autoConvert to true to let the service ${type === 'image' ? 'compress the image or ' : type === 'audio' ? 'compress the audio or ' : ''}send it as a document, or reduce the file size`,
     limits: LIMITS_AS_STRINGS,
   });
 

@@ -126,8 +126,10 @@ describe('media sends: the autoConvert table', () => {
     await expect(attempt).rejects.toMatchObject({ status: 413, body: { error: 'media_too_large', suggestion: expect.stringContaining('autoConvert'), limits: { video: '16 MB' } } });
   });
 
-  it('video over 100 MB even with autoConvert: 413 (nothing may exceed the document limit)', async () => {
-    await expect(prepare({ type: 'video', media: { link: server.url('/huge.mp4') }, autoConvert: true })).rejects.toMatchObject({ status: 413 });
+  it('video over 100 MB even with autoConvert: 413 (nothing may exceed the document limit), not advising autoConvert', async () => {
+    const refused = await prepare({ type: 'video', media: { link: server.url('/huge.mp4') }, autoConvert: true }).catch((err: any) => err);
+    expect(refused).toMatchObject({ status: 413, body: { error: 'media_too_large', suggestion: expect.stringContaining('100 MB') } });
+    expect(refused.body.suggestion).not.toMatch(/autoConvert/);
   });
 
   it('audio over 16 MB with autoConvert: compressed to MP3 64 kbps mono and sent as audio', async () => {
