@@ -24,7 +24,12 @@ export const validationError = (details: FieldErrors, message = 'The request is 
 export const invalidJson = (message = 'The request body is not valid JSON') =>
   new ApiError(400, { error: 'invalid_json', message });
 
-export const unauthorized = (message: string) => new ApiError(401, { error: 'unauthorized', message });
+/**
+ * 401 with the challenge RFC 6750 asks of a bearer-token resource: `Bearer` when no credentials came,
+ * `error="invalid_token"` when the key sent is not valid (unknown, malformed, revoked or expired).
+ */
+export const unauthorized = (message: string, problem: 'missing' | 'invalid_token' = 'invalid_token') =>
+  new ApiError(401, { error: 'unauthorized', message }, { 'WWW-Authenticate': problem === 'missing' ? 'Bearer' : 'Bearer error="invalid_token"' });
 
 export const forbidden = (message: string) => new ApiError(403, { error: 'forbidden', message });
 

@@ -12,7 +12,7 @@ import { state } from '../state.ts';
 import { logger } from '#shared/log/logger.ts';
 
 export const authenticate = async (authorization: string | undefined): Promise<AuthContext> => {
-  if (!authorization) throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>"');
+  if (!authorization) throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>"', 'missing');
   // The scheme is case-insensitive (RFC 9110 §11.1).
   const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
   if (!match) throw unauthorized('Malformed Authorization header; expected "Bearer <API_KEY>"');

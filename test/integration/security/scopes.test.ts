@@ -37,6 +37,11 @@ describe.each(guarded.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', (
     expect(anonymous.status).toBe(401);
     if (graphStyle(route.handler)) expect(anonymous.body.error.code).toBe(190);
     else expect(anonymous.body.error).toBe('unauthorized');
+    // RFC 6750's challenge: none came (Bearer), or the one that came is not a key (invalid_token).
+    expect(anonymous.headers['www-authenticate']).toBe('Bearer');
+    const revokedOrUnknown = await invoke(key, { apiKey: 'wa_live_notAKeyOfAnyoneAtAll0000000000', params, body });
+    expect(revokedOrUnknown.status).toBe(401);
+    expect(revokedOrUnknown.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
   });
 });
 
