@@ -20,7 +20,7 @@ import { getConversationAi } from './conversation-ai.ts';
 import { effectiveModel } from './models.ts';
 import { toTurns, type HistoryMessage } from './history.ts';
 import { decide, type BlockReason } from './precedence.ts';
-import type { ModelProvider } from './providers/provider.ts';
+import type { ChatTurn, ModelProvider } from './providers/provider.ts';
 import { claimReply, latestInbound, markNewestInbound, releaseClaim, settleClaim } from './reply-state.ts';
 import { getAiSettings, type AiSettings } from './settings.ts';
 
@@ -100,6 +100,18 @@ export async function handleAiJob(job: AiJob, ports: AgentPorts, clock: () => Da
   return answer(job, settings, ports, clock);
 }
 
+/**
+ * The model's turns for answering `messageId`: the history up to it. Only an inbound message of this very conversation
+ * is answered (a job naming another conversation's or business's message must not make this one reply), and not one
+ * that was replied to since: what the customer sent after the reply that is not a turn of its own (a reaction to it,
+ * an edit) does not make it theirs to answer again. A newer turn of the customer supersedes the job before this.
+ */
+function turnsToAnswer(history: HistoryMessage[], messageId: string): ChatTurn[] {
+  const at = history.findIndex((m) => m.id === messageId && m.direction === 'inbound');
+  if (at < 0 || history.slice(at + 1).some((m) => m.direction === 'outbound')) return [];
+  return toTurns(history.slice(0, at + 1), aiConfig.historyLimit);
+}
+
 async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock: () => Date, { checkedNow = false } = {}): Promise<AgentOutcome> {
   const { businessId, conversationId, messageId } = job;
   if ((await latestInbound(businessId, conversationId)) !== messageId) return 'superseded';
@@ -112,9 +124,7 @@ async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock
   try {
     const to = await ports.recipient(businessId, conversationId);
     const history = to ? await ports.history(businessId, conversationId, messageId, aiConfig.historyLimit) : [];
-    // Only an inbound message of this very conversation is answered: a job naming another conversation's
-    // (or business's) message must not make this conversation reply.
-    const turns = history.some((m) => m.id === messageId && m.direction === 'inbound') ? toTurns(history, aiConfig.historyLimit) : [];
+    const turns = turnsToAnswer(history, messageId);
     if (!to || turns.length === 0) {
       await settleClaim(businessId, claim, 'skipped', { reason: 'nothing_to_answer' });
       return 'nothing_to_answer';

@@ -284,6 +284,20 @@ describe('the AI agent', () => {
     expect(sent).toHaveLength(0);
   });
 
+  it("has nothing to answer when a person replied, even if the customer's reaction to that reply came after it", async () => {
+    // Prepare: the customer's text, a person's answer, then the customer's reaction to the answer (not a turn of its own)
+    const job = await inbound('hi');
+    const answer = await putMessage(tenant.businessId, job.conversationId, 'outbound', 'a person answered');
+    await putMessage(tenant.businessId, job.conversationId, 'inbound', '', {
+      messageType: 'reaction', content: { message_id: answer.wamid, emoji: '👍' }, payload: { type: 'reaction', reaction: { message_id: answer.wamid, emoji: '👍' } },
+    });
+    const { ports: p, sent } = ports();
+
+    // Act + Assess
+    expect(await handleAiJob(job, p)).toBe('nothing_to_answer');
+    expect(sent).toHaveLength(0);
+  });
+
   it('settles as failed, without retrying, when the upstream refuses the reply', async () => {
     const job = await inbound('hi');
     const { ports: p } = ports({ send: async () => ({ sent: false, error: 'message_delivery_failed' }) });
