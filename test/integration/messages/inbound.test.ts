@@ -180,7 +180,7 @@ describe('incoming messages', () => {
     }
   });
 
-  it("asks the AI only about a customer's turn: not a reaction, edit, system notice, unsupported or group message, nor one older than the window", async () => {
+  it("asks the AI only about a customer's turn: not a reaction, edit, system notice, unsupported, contentless or group message, nor one older than the window", async () => {
     // Prepare: Meta's shapes of each (the Cloud API webhook reference), from one customer
     const t = await h.newTenant();
     const from = randomPhone().slice(1);
@@ -199,6 +199,8 @@ describe('incoming messages', () => {
       message('wamid.system', { type: 'system', system: { body: 'Ana changed their phone number', type: 'user_changed_number' } }),
       message('wamid.unsupported', { type: 'unsupported', errors: [{ code: 131051, title: 'Message type unknown' }] }),
       message('wamid.group', { type: 'text', text: { body: 'hola grupo' }, group_id: 'group-1' }),
+      // pywa's interactive_message_with_err: Meta could not give the reply's content (its errors come beside the message).
+      message('wamid.no-content', { type: 'interactive', context: { from: '15550000000', id: 'wamid.earlier' } }),
       message('wamid.old', { type: 'text', text: { body: 'from two days ago' } }, now - 2 * 86_400),
     ];
     h.takeQueue('ai');
