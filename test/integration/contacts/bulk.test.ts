@@ -172,12 +172,15 @@ describe('POST /contacts/v1/bulk', () => {
         { id: ids[1], funnel_stage_id: stage.id },
         { id: ids[2], phone_number: '+14155555999' },
         { id: ids[1], assigned_agent_id: '00000000-0000-4000-8000-000000000000' },
+        // Another contact's number: the item names the contact it was for, and the one holding the number.
+        { id: ids[1], phone_number: '+14155555000' },
       ],
     });
 
     expect(res.status).toBe(207);
-    expect(res.body.results.map((r: any) => r.success)).toEqual([true, true, true, false]);
+    expect(res.body.results.map((r: any) => r.success)).toEqual([true, true, true, false, false]);
     expect(res.body.results[3]).toMatchObject({ error: 'update_failed', contact_id: ids[1] });
+    expect(res.body.results[4]).toMatchObject({ error: 'duplicate_contact', contact_id: ids[1], existing_contact_id: ids[0] });
     const get = (id: string) => invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id } }).then((r) => r.body.contact);
     expect(await get(ids[0])).toMatchObject({ assigned_agent_id: ana.id, name: "Ana's lead" });
     expect(await get(ids[1])).toMatchObject({ funnel_stage_id: stage.id, assigned_agent_id: null });
