@@ -2,7 +2,9 @@
  * The messages a send points at, a reaction's and a reply's (`context`): `message_id` may be the service message
  * id or the upstream wamid, and goes upstream as the wamid. A reaction target the service knows must be in the
  * same chat and at most 30 days old; a wamid the service does not know goes to the upstream as given (it may
- * predate the service).
+ * predate the service). A UUID that names no message of the business is refused in service style (a mistyped service
+ * id); in upstream style it goes to the upstream as given, as any id the service does not know (the Cloud API's
+ * clients send ids of their own there: netflie's tests reply to a UUID).
  */
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { validationError } from '#shared/http/errors.ts';
@@ -16,11 +18,11 @@ export interface ReactionTarget {
   messageId?: string;
 }
 
-export async function resolveReactionTarget(businessId: string, to: string, messageId: string, now = Date.now()): Promise<ReactionTarget> {
+export async function resolveReactionTarget(businessId: string, to: string, messageId: string, upstreamStyle: boolean, now = Date.now()): Promise<ReactionTarget> {
   let target: Message | undefined;
   if (UUID_RE.test(messageId)) {
     target = await getMessage(businessId, messageId);
-    if (!target) throw validationError({ 'reaction.message_id': ['no message with this id in this business'] }, 'The message to react to does not exist');
+    if (!target && !upstreamStyle) throw validationError({ 'reaction.message_id': ['no message with this id in this business'] }, 'The message to react to does not exist');
   } else {
     const pointer = await findByWamid(businessId, messageId);
     if (pointer) target = await getMessage(businessId, pointer.messageId);
@@ -37,10 +39,11 @@ export async function resolveReactionTarget(businessId: string, to: string, mess
   return { wamid: target.wamid, messageId: target.id };
 }
 
-/** A reply's `context.message_id`: the wamid of a service message id (which must exist and have been sent), else as given. */
-export async function resolveReplyTarget(businessId: string, messageId: string): Promise<string> {
+/** A reply's `context.message_id`: the wamid of a service message id (which must have been sent), else as given. */
+export async function resolveReplyTarget(businessId: string, messageId: string, upstreamStyle: boolean): Promise<string> {
   if (!UUID_RE.test(messageId)) return messageId;
   const target = await getMessage(businessId, messageId);
+  if (!target && upstreamStyle) return messageId;
   if (!target) throw validationError({ 'context.message_id': ['no message with this id in this business'] }, 'The message replied to does not exist');
   if (!target.wamid) throw validationError({ 'context.message_id': ['the message was never delivered upstream (it has no wamid)'] }, 'The message replied to was not sent');
   return target.wamid;

@@ -97,9 +97,10 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
 
   const extras: Parameters<typeof buildPayload>[1] = {};
   if (req.type === 'template') extras.template = (await (await templates()).prepareTemplate({ businessId, ...context }, req, { quickRepliesAsSent: options.quickRepliesAsSent })).template;
-  const reactionTarget = req.type === 'reaction' ? await resolveReactionTarget(businessId, req.to, req.reaction.message_id) : undefined;
+  const upstreamStyle = req.messaging_product !== undefined;
+  const reactionTarget = req.type === 'reaction' ? await resolveReactionTarget(businessId, req.to, req.reaction.message_id, upstreamStyle) : undefined;
   if (reactionTarget) extras.reactionWamid = reactionTarget.wamid;
-  if (req.context?.message_id) extras.contextWamid = await resolveReplyTarget(businessId, req.context.message_id);
+  if (req.context?.message_id) extras.contextWamid = await resolveReplyTarget(businessId, req.context.message_id, upstreamStyle);
 
   const draft: OutboundDraft = {
     id: randomUUID(),

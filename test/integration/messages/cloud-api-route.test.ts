@@ -161,18 +161,23 @@ describe('POST /{version}/{id}/messages', () => {
     expect(noAt.status).toBe(400);
   });
 
-  it('replies by the service message id as by the wamid: context.message_id goes upstream as the wamid', async () => {
+  it('replies by the service message id as by the wamid: context.message_id goes upstream as the wamid; an id it does not know goes as given', async () => {
     const { t, to } = await h.openChat();
     const first = await h.send(t.apiKey, { to, type: 'text', content: 'primero' });
     const reply = (messageId: string) => post(t, { messaging_product: 'whatsapp', to: to.slice(1), type: 'text', context: { message_id: messageId }, text: { body: 'respuesta' } });
+    const unknownId = '7f005d8a-3fba-44fc-b523-231c1b0087f5';
 
     const byId = await reply(first.body.data.id);
-    const unknown = await reply('7f005d8a-3fba-44fc-b523-231c1b0087f5');
-
     expect(byId.status).toBe(200);
     expect((await h.sent(to)).at(-1)).toMatchObject({ context: { message_id: first.body.messages[0].wamid }, text: { body: 'respuesta' } });
-    expect(unknown.status).toBe(400);
-    expect(unknown.body.error.error_data.details).toMatch(/context\.message_id/);
+    // A UUID the service does not know, as netflie's tests reply to: the Cloud API's clients' ids go upstream as given.
+    const unknown = await reply(unknownId);
+    expect(unknown.status).toBe(200);
+    expect((await h.sent(to)).at(-1)).toMatchObject({ context: { message_id: unknownId } });
+    // In service style a UUID is a service message id: one that names no message is a mistake, told at once.
+    const serviceStyle = await h.send(t.apiKey, { to, content: 'respuesta', context: { message_id: unknownId } });
+    expect(serviceStyle.status).toBe(400);
+    expect(serviceStyle.body.details).toHaveProperty(['context.message_id']);
   });
 
   it('marks a customer message read with the Cloud API body', async () => {
