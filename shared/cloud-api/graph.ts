@@ -30,8 +30,17 @@ export const unknownObject = (id: string, method: string) =>
 /** Our error code → Meta's (HTTP status, Graph code, type). Upstream delivery codes (131047...) pass through. */
 function graphTerms(status: number, body: Record<string, any>): { status: number; code: number; type: string; subcode?: number } {
   if (body.graph) return { status, code: body.graph.code, type: body.graph.type, subcode: body.graph.subcode };
-  const upstreamCode = Number(body.code);
-  if (Number.isInteger(upstreamCode) && upstreamCode >= 100) return { status: status >= 500 ? 500 : 400, code: upstreamCode, type: 'OAuthException' };
+  // An upstream error keeps Meta's code, with the status Meta gives it: 401 for a token (190), 403 for a permission
+  // (10, 200-299), 429 when it throttled, 502 when it did not accept the message after retries (stored failed), else 400.
+  const upstreamCode = typeof body.code === 'number' ? body.code : typeof body.code === 'string' && /^\d+$/.test(body.code) ? Number(body.code) : NaN;
+  if (Number.isInteger(upstreamCode)) {
+    const upstreamStatus = upstreamCode === 190 ? 401
+      : upstreamCode === 10 || (upstreamCode >= 200 && upstreamCode <= 299) ? 403
+        : status === 429 || status === 502 ? status : 400;
+    return { status: upstreamStatus, code: upstreamCode, type: 'OAuthException' };
+  }
+  // A media id the sending number cannot use is, to a Graph client, a parameter the upstream would refuse.
+  if (body.code === 'MEDIA_PERMISSION_DENIED') return { status: 400, code: 100, type: 'OAuthException' };
   if (status === 401) return { status: 401, code: 190, type: 'OAuthException' };
   if (status === 403) return { status: 403, code: 10, type: 'OAuthException' };
   // Every object a Graph path cannot find (an id out of bounds too) is Meta's unknown object: see unknownObject.
@@ -39,6 +48,8 @@ function graphTerms(status: number, body: Record<string, any>): { status: number
   if (status === 429) return { status: 429, code: 130429, type: 'OAuthException' };
   if (status === 413 && body.error === 'media_too_large') return { status: 400, code: 131053, type: 'OAuthException' };
   if (status === 503) return { status: 503, code: 2, type: 'OAuthException' };
+  // An upstream that did not answer a send in time (no code of its own): the message is stored failed, retryable.
+  if (status === 502) return { status: 502, code: 2, type: 'OAuthException' };
   if (status >= 500) return { status: 500, code: 1, type: 'OAuthException' };
   return { status: 400, code: 100, type: 'OAuthException' };
 }

@@ -127,6 +127,8 @@ export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, rec
     const { status, ...body } = failure;
     throw new ApiError(status, {
       ...body,
+      // The retry path names this message (a Graph client sees only the instructions, not `data`).
+      instructions: body.instructions.replace('{id}', message.id),
       data: { id: message.id, status: 'failed', conversationId: message.conversationId, messageType: message.messageType, direction: 'outbound', createdAt: message.createdAt },
     }, body.retry_after ? { 'Retry-After': String(body.retry_after) } : {});
   }

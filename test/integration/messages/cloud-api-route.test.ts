@@ -161,6 +161,39 @@ describe('POST /{version}/{id}/messages', () => {
     expect(noAt.status).toBe(400);
   });
 
+  it.each([
+    ['a permission error (10)', { code: 10, status: 403 }, 403, 10],
+    ['a capability error (3)', { code: 3, status: 400 }, 400, 3],
+    ['a token error (190)', { code: 190, status: 401 }, 401, 190],
+    ['a permission error (200)', { code: 200, status: 403 }, 403, 200],
+  ])('answers %s of the upstream with Meta\'s code and status', async (_label, fault, status, code) => {
+    const { t, to } = await h.openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', ...fault, count: 1, target: 'messages' });
+    const res = await post(t, text(to));
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual(graphError(code));
+  });
+
+  it('answers a send the upstream never accepted 502, naming the stored message to retry', async () => {
+    const { t, to } = await h.openChat();
+    // As many 500s as a send's attempts (POST /messages/v1's own test uses the same).
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
+    const res = await post(t, text(to));
+    expect(res.status).toBe(502);
+    expect(res.body).toEqual(graphError(res.body.error.code));
+    const [id] = res.body.error.error_data.details.match(/[0-9a-f-]{36}/) ?? [];
+    expect((await h.invoke('GET /messages/v1/{id}', { apiKey: t.apiKey, params: { id } })).body.message).toMatchObject({ id, status: 'failed' });
+  });
+
+  it("answers a media id the sending number cannot use as the upstream's invalid parameter (400, code 100), sending nothing", async () => {
+    const { t, to } = await h.openChat();
+    const theirs = h.sandbox.state.addMedia('100000000000999', Buffer.from('jpeg'), 'image/jpeg');
+    const res = await post(t, { messaging_product: 'whatsapp', to: to.slice(1), type: 'image', image: { id: theirs.id } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(graphError(100));
+    expect((await h.sent(to)).filter((p) => p.type === 'image')).toEqual([]);
+  });
+
   it('replies by the service message id as by the wamid: context.message_id goes upstream as the wamid; an id it does not know goes as given', async () => {
     const { t, to } = await h.openChat();
     const first = await h.send(t.apiKey, { to, type: 'text', content: 'primero' });
