@@ -1,7 +1,8 @@
 /**
  * "403 forbidden: ... the resource belongs to another account" (contract, Authentication). Every business item
  * lives under its business's partition, so another account's id simply reads as missing there; a small global
- * item per contact, funnel stage, conversation and message id, written in the record's create transaction, tells the two cases apart.
+ * item per contact, funnel stage, conversation, message and broadcast id, written in the record's create transaction, tells
+ * the two cases apart.
  * It is read only on the not-found path, so found records cost nothing extra.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -10,9 +11,9 @@ import { forbidden, type ApiError } from '#shared/http/errors.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 
-export type OwnedKind = 'contact' | 'stage' | 'conversation' | 'message';
+export type OwnedKind = 'contact' | 'stage' | 'conversation' | 'message' | 'broadcast';
 
-const label: Record<OwnedKind, string> = { contact: 'contact', stage: 'funnel stage', conversation: 'conversation', message: 'message' };
+const label: Record<OwnedKind, string> = { contact: 'contact', stage: 'funnel stage', conversation: 'conversation', message: 'message', broadcast: 'broadcast' };
 
 /** The owner pointer of a new record: part of the record's create transaction. */
 export const ownerPut = (kind: OwnedKind, id: string, businessId: string): TransactItem => ({

@@ -8,6 +8,7 @@
  *
  * The recipients (`B#{bid}#BCAST#{id}` / `R#{contactId}`) are in `recipients.ts`.
  */
+import { ownerPut } from '#shared/auth/ownership.ts';
 import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { applied, isConditionFailure } from '#shared/store/conditional.ts';
@@ -53,7 +54,7 @@ export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefi
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
-  }];
+  }, ownerPut('broadcast', b.id, b.businessId)];
   for (let i = 0; contactIds && i < contactIds.length; i += AUDIENCE_CHUNK) {
     items.push({
       Put: {

@@ -2,6 +2,7 @@
  * The rules of broadcasts as the API sees them: create (validate, store, schedule or start), read, list,
  * recipients, cancel. Sending itself is the worker's (runner.ts).
  */
+import { missingRecord } from '#shared/auth/ownership.ts';
 import { randomUUID } from 'node:crypto';
 import { ApiError, conflict, notFound, validationError, type FieldErrors } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
@@ -190,7 +191,8 @@ async function queueStart(b: Broadcast): Promise<void> {
 
 async function mustGet(businessId: string, id: string): Promise<Broadcast> {
   const b = await getBroadcast(businessId, id);
-  if (!b) throw notFound('Broadcast not found');
+  // Another business's broadcast is 403, as every resource of another account but a segment (the contract).
+  if (!b) throw await missingRecord('broadcast', id, businessId, notFound('Broadcast not found'));
   return b;
 }
 

@@ -41,7 +41,8 @@
  * | owner of a webhook subscription id (403)  | pk WHID#{id}          sk WHID                              |
  * | webhook subscription count; one claim per | pk B#{bid}#WHT sk COUNT; pk B#{bid}#WHT sk T#{sha256 of    |
  * |   target (URL and events) of a business   |   URL and events}: the cap and no duplicates, under races  |
- * | owner of a contact, stage, conversation or message id (403) | pk OWNER#{kind}#{id} sk OWNER                    |
+ * | owner of a contact, stage, conversation,  | pk OWNER#{kind}#{id} sk OWNER                              |
+ * |   message or broadcast id (403)           |                                                            |
  * | deliveries of a webhook, newest first     | pk B#{bid}#WH#{id} sk D#{deliveryId} read backwards (the   |
  * |                                           |   ids are time-ordered UUIDv7s: no index to keep up)        |
  * | pending deliveries of one ordering lane,  | pk B#{bid}#EVK#{orderingKey} sk L#{webhookId}#{createdAt}#{eventId} |
@@ -194,7 +195,7 @@ export const keys = {
   /** Global pointer id → business, so that another account's subscription answers 403, not 404. */
   webhookOwner: (webhookId: string): Key => ({ pk: `WHID#${webhookId}`, sk: 'WHID' }),
   /** Global pointer record id → business (contacts, funnel stages), so that another account's id answers 403, not 404. */
-  recordOwner: (kind: 'contact' | 'stage' | 'conversation' | 'message', id: string): Key => ({ pk: `OWNER#${kind}#${id.toLowerCase()}`, sk: 'OWNER' }),
+  recordOwner: (kind: 'contact' | 'stage' | 'conversation' | 'message' | 'broadcast', id: string): Key => ({ pk: `OWNER#${kind}#${id.toLowerCase()}`, sk: 'OWNER' }),
   delivery: (bid: string, webhookId: string, deliveryId: string): Key => ({
     pk: deliveriesPk(bid, webhookId),
     sk: `D#${deliveryId}`,

@@ -195,16 +195,22 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect((await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { status: 'weird' } })).status).toBe(400);
   });
 
-  it('gets one broadcast; 404 for an unknown id, a non-UUID or another business; 403 without messages:read', async () => {
+  it("gets one broadcast; 404 for an unknown id or a non-UUID, 403 for another business's (read, recipients, cancel) and without messages:read", async () => {
     const t = await newTenant(['messages:write', 'messages:read']);
     const other = await newTenant(['messages:write', 'messages:read']);
     const mine = await create(t.apiKey, 'Mine');
     const theirs = await create(other.apiKey, 'Theirs');
     expect((await invoke('GET /broadcasts/v1/{id}', { apiKey: t.apiKey, params: { id: mine.id } })).body.data).toMatchObject({ id: mine.id, name: 'Mine' });
-    for (const id of [randomUUID(), 'not-a-uuid', theirs.id]) {
+    for (const id of [randomUUID(), 'not-a-uuid']) {
       const res = await invoke('GET /broadcasts/v1/{id}', { apiKey: t.apiKey, params: { id } });
       expect([res.status, res.body.error]).toEqual([404, 'not_found']);
     }
+    // The contract: a resource of another account is 403 (only segments answer 404 for both).
+    for (const route of ['GET /broadcasts/v1/{id}', 'GET /broadcasts/v1/{id}/recipients', 'POST /broadcasts/v1/{id}/cancel'] as const) {
+      const res = await invoke(route, { apiKey: t.apiKey, params: { id: theirs.id } });
+      expect([route, res.status, res.body.error]).toEqual([route, 403, 'forbidden']);
+    }
+    expect((await invoke('GET /broadcasts/v1/{id}', { apiKey: other.apiKey, params: { id: theirs.id } })).body.data).toMatchObject({ status: expect.any(String) });
     const writer = await newTenant(['messages:write']);
     expect((await invoke('GET /broadcasts/v1/{id}', { apiKey: writer.apiKey, params: { id: mine.id } })).status).toBe(403);
   });
