@@ -14,7 +14,8 @@
  * - 2xx: delivered. 410: the subscription is disabled. Other statuses, time-outs and network errors are
  *   retried with exponential backoff and jitter, or after `Retry-After`, until the attempts run out.
  *   Delays past SQS's 15-minute maximum are reached by re-queueing with `notBefore`.
- * - A subscription whose failures have lasted `disableAfterSeconds` is disabled (reason `failing`).
+ * - A subscription whose failures have lasted `disableAfterSeconds`, or that failed every attempt of a delivery with
+ *   nothing delivered meanwhile, is disabled (reason `failing`).
  */
 import { webhookDelivery } from '#shared/metrics/metrics.ts';
 import { enqueue, enqueueAll } from '#shared/queue/queue.ts';
@@ -272,7 +273,14 @@ async function attemptDelivery(d: Delivery, subscriptionVersion: number | undefi
     return failed('subscription_failing', result.attempt);
   }
   if (result.permanent) return failed(result.attempt.error?.split(':')[0] ?? 'unreachable', result.attempt);
-  if (failedInRun >= webhookSettings.maxAttempts) return failed('max_attempts', result.attempt);
+  if (failedInRun >= webhookSettings.maxAttempts) {
+    // Every attempt of this delivery's series failed, and nothing reached the receiver since the series began (a 2xx
+    // clears failingSince): it has failed for the whole schedule (about 3 days deployed), a lasting failure. Without
+    // this a receiver that stays down is disabled only by an event after the limit, which then gets one attempt.
+    const seriesBegan = d.attempts[d.runStart ?? 0]?.at ?? result.attempt.at;
+    if (s.failingSince && s.failingSince <= seriesBegan) await disable(s, 'failing');
+    return failed('max_attempts', result.attempt);
+  }
 
   const delay = nextDelaySeconds(failedInRun, result.retryAfter);
   const nextAt = Date.now() + delay * 1000;

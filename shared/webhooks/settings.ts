@@ -17,7 +17,7 @@ export const webhookSettings = {
   maxAttempts: Math.max(1, Math.floor(numberEnv('WEBHOOK_MAX_ATTEMPTS', 9, NON_NEGATIVE))),
   /** A receiver that has not answered with a 2xx within this many ms counts as failed. */
   timeoutMs: numberEnv('WEBHOOK_TIMEOUT_MS', 10_000, NON_NEGATIVE),
-  /** A subscription whose deliveries keep failing this long (and exhaust their attempts) is disabled. */
+  /** A subscription whose deliveries keep failing this long is disabled (so is one that fails a delivery's every attempt). */
   disableAfterSeconds: numberEnv('WEBHOOK_DISABLE_AFTER_SECONDS', 3 * 86_400, NON_NEGATIVE),
   /** How long a delivery waiting behind an earlier one of its ordering lane sleeps before looking again. */
   laneWaitSeconds: numberEnv('WEBHOOK_LANE_WAIT_SECONDS', 2, NON_NEGATIVE),

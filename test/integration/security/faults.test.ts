@@ -391,6 +391,10 @@ describe('workers and webhook receivers', () => {
     expect(failed[0]).toMatchObject({ status: 'failed', attemptCount: 5, failureReason: expect.stringMatching(/\w/) });
     expect(failed[0].attempts.map((a: any) => a.statusCode)).toEqual([503, 503, 503, 503, 503]);
     expect(deliveriesTo(hook.url)).toHaveLength(0);
+    // Every attempt failed: the subscription is disabled until its owner turns it on again.
+    const disabled = (await h.invoke('GET /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: hook.id } })).body.data;
+    expect(disabled).toMatchObject({ enabled: false, disabledReason: 'failing' });
+    expect((await h.invoke('PATCH /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: hook.id }, body: { enabled: true } })).status).toBe(200);
 
     // Act: redeliver.
     const again = await h.invoke('POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver', { apiKey: t.apiKey, params: { id: hook.id, deliveryId: failed[0].id } });

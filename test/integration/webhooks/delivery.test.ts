@@ -205,7 +205,7 @@ describe('webhook delivery', () => {
     expect(d.attempts[0].durationMs).toBeGreaterThanOrEqual(2900);
   });
 
-  it('gives up after the last attempt and can redeliver the same delivery', async () => {
+  it('gives up after the last attempt, disabling the subscription that failed them all, and can redeliver the same delivery once it is on again', async () => {
     const t = await newTenant();
     let healthy = false;
     const r = await receiver(() => ({ status: healthy ? 204 : 500 }));
@@ -216,8 +216,11 @@ describe('webhook delivery', () => {
     let d = (await deliveries(t, s.id)).data[0];
     expect(d).toMatchObject({ status: 'failed', attemptCount: 5, failureReason: 'max_attempts' });
     expect(r.received).toHaveLength(5);
+    // Every attempt of the delivery failed, nothing was delivered meanwhile: a lasting failure (about 3 days deployed).
+    expect(await getSubscription(t.businessId, s.id)).toMatchObject({ enabled: false, disabledReason: 'failing' });
 
     healthy = true;
+    expect((await invoke('PATCH /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: s.id }, body: { enabled: true } })).status).toBe(200);
     const res = await invoke('POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver', { apiKey: t.apiKey, params: { id: s.id, deliveryId: d.id } });
     expect(res.status).toBe(202);
     expect(res.body.data).toMatchObject({ id: d.id, status: 'pending' });
