@@ -183,7 +183,7 @@ async function claimedContact(businessId: string, claimKey: Record<string, strin
 export async function findOrCreateContact(
   businessId: string,
   who: CustomerIdentity,
-  opts: { origin?: string; name?: string } = {},
+  opts: { origin?: string; name?: string; lastContactAt?: string } = {},
 ): Promise<{ contact: Contact; created: boolean }> {
   return optimistic(async () => {
     const [byPhone, byUser] = await Promise.all([
@@ -209,7 +209,7 @@ export async function findOrCreateContact(
       return { contact: next, created: false };
     }
     const identity = { ...(who.phone ? { phone_number: who.phone } : {}), ...(who.userId ? { whatsapp_user_id: who.userId } : {}) };
-    const contact = newContact({ ...identity, name: opts.name ?? null, origin: opts.origin ?? 'inbound' });
+    const contact = newContact({ ...identity, name: opts.name ?? null, origin: opts.origin ?? 'inbound', last_contact_at: opts.lastContactAt ?? null });
     try {
       await commit([contactPut(businessId, contact, null), ...identityClaims(businessId, contact), ownerPut('contact', contact.id, businessId)], [contactCreated(businessId, contact)]);
     } catch (err) {

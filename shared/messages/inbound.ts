@@ -77,8 +77,9 @@ export async function recordInbound(businessId: string, value: Record<string, an
   if (known) return askAiAgain(businessId, known.messageId);
 
   const who: CustomerIdentity = sender.phone ? { phone: `+${sender.phone}`, userId: sender.userId } : { userId: sender.userId! };
-  const { contact } = await findOrCreateContact(businessId, who, { origin: 'inbound', ...(sender.name ? { name: sender.name } : {}) });
   const at = webhookTime(message.timestamp);
+  // A contact this message creates was last in contact now (its contact.created says so, not null).
+  const { contact } = await findOrCreateContact(businessId, who, { origin: 'inbound', lastContactAt: at, ...(sender.name ? { name: sender.name } : {}) });
   const type = String(message.type ?? 'unknown');
   const upstreamFormat = {
     messaging_product: value.messaging_product ?? 'whatsapp',

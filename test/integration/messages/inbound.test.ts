@@ -85,7 +85,11 @@ describe('incoming messages', () => {
     const ai = h.takeQueue('ai').map((m) => JSON.parse(m.body));
     expect(ai).toEqual([{ businessId: t.businessId, conversationId: conversation.id, messageId: messages.body.messages[0].id, receivedAt: expect.any(String) }]);
     const contact = await h.invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: conversation.contactId } });
-    if (contact.status === 200) expect(JSON.stringify(contact.body)).toContain(from);
+    expect(contact.status).toBe(200);
+    expect(contact.body.contact.phone_number).toBe(from);
+    // The contact made by the message was last in contact at the message, in its contact.created too.
+    const [created] = h.events(t.businessId).filter((e) => e.event === 'contact.created');
+    expect(created.data.contact).toMatchObject({ phone_number: from, origin: 'inbound', last_contact_at: conversation.lastInboundAt });
   });
 
   it('puts a message that races the close of its conversation into the next one, never into the closed one', async () => {
