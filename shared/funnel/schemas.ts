@@ -24,12 +24,9 @@ export const updateStageBody = v.object({
   color: v.optional(color),
 });
 
-/** A stage id of the reorder list: any id that names no stage of the funnel, a UUID or not, is answered 404 `invalid_ids`. */
-const listedStageId = v.pipe(v.string('each stage id must be a string'), v.minLength(1, 'each stage id must be a stage id'), v.maxLength(100, 'each stage id must be a stage id'));
-
 export const reorderBody = v.object({
   stage_ids: v.pipe(
-    v.array(listedStageId, 'stage_ids must be an array of stage ids'),
+    v.array(uuid('each stage id must be a UUID'), 'stage_ids must be an array of stage ids'),
     v.minLength(1, 'stage_ids must list at least one stage'),
     v.check((ids) => new Set(ids.map((id) => id.toLowerCase())).size === ids.length, 'stage_ids must not repeat a stage'),
   ),

@@ -117,9 +117,6 @@ describe('funnel stages', () => {
 
     const res = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: { stage_ids: [ids[3], ids[1]] } });
     const bad = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: { stage_ids: [ids[0], unknown] } });
-    // An id that is not even a UUID names no stage either: the same 404 (as on the stage paths).
-    const madeUp = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: { stage_ids: ['nonexistent', ids[1]] } });
-    const notStrings = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: { stage_ids: [ids[0], 7] } });
     const dup = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: { stage_ids: [ids[0], ids[0]] } });
     const missing = await invoke('PATCH /funnel/v1/stages/reorder', { apiKey: t.apiKey, body: {} });
     const other = await newTenant();
@@ -131,10 +128,6 @@ describe('funnel stages', () => {
     expect(res.body.stages.map((s: any) => [s.name, s.position])).toEqual([['D', 0], ['B', 1], ['A', 2], ['C', 3]]);
     expect(bad.status).toBe(404);
     expect(bad.body).toEqual({ error: 'not_found', message: expect.any(String), invalid_ids: [unknown] });
-    expect(madeUp.status).toBe(404);
-    expect(madeUp.body).toEqual({ error: 'not_found', message: expect.any(String), invalid_ids: ['nonexistent'] });
-    expect(notStrings.status).toBe(400);
-    expect(notStrings.body).toMatchObject({ error: 'validation_error', details: { 'stage_ids.1': [expect.any(String)] } });
     // Another account's stage: 403, as for every other resource (contract, Authentication).
     expect(foreign.status).toBe(403);
     expect(foreign.body).toEqual({ error: 'forbidden', message: expect.any(String) });
