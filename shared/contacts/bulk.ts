@@ -11,6 +11,7 @@
  * agent, a funnel stage or (on update) a phone number: their conversations, counters and claims are the
  * single-contact service's.
  */
+import { closeConversationsOf } from '#shared/conversations/close.ts';
 import * as v from 'valibot';
 import { notFound, validationError } from '#shared/http/errors.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
@@ -246,4 +247,5 @@ async function bulkById(bid: string, op: Exclude<BulkOperation, 'create' | 'upda
     }
   }
   await writeGroups(bid, units, results, units.every((u) => !u.move || u.move.from === u.move.to));
+  if (op === 'delete') await closeConversationsOf(bid, units.filter((u) => results[u.index]?.success).map((u) => results[u.index].contact_id!));
 }

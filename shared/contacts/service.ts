@@ -1,8 +1,9 @@
 /**
  * The contact rules: E.164 phone numbers unique per business, validated emails, deduplicated tags,
- * custom fields of scalars, soft delete, agent assignment through the open conversation, exact stage
+ * custom fields of scalars, soft delete (which closes the contact's open conversation), agent assignment through the open conversation, exact stage
  * counts, and the contact events, each written in the transaction of the change it reports.
  */
+import { closeConversationsOf } from '#shared/conversations/close.ts';
 import { commit, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
 import { conflict, notFound, validationError } from '#shared/http/errors.ts';
 import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
@@ -210,6 +211,7 @@ export async function deleteContact(bid: string, id: string): Promise<void> {
       throw err;
     });
   });
+  await closeConversationsOf(bid, [id.toLowerCase()]);
 }
 
 export interface ListContactsInput {

@@ -10,6 +10,8 @@ import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { getConversation, type Conversation } from './repository.ts';
 import { isTransactionCancelled } from '#shared/store/transact.ts';
+import { batchGetAll } from '#shared/store/batch.ts';
+import { logger } from '#shared/log/logger.ts';
 
 /** Reads and tries again while messages and assignments keep moving the conversation. */
 const CLOSE_ATTEMPTS = 5;
@@ -87,4 +89,17 @@ export async function closeConversation(businessId: string, id: string): Promise
     }
   }
   throw new Error(`could not close conversation ${id}`);
+}
+
+/**
+ * Closes the open conversations of deleted contacts: a deleted contact has no active conversation (its agent's count
+ * drops, `conversation.closed` is emitted), and its number's next message opens a new one rather than a second open
+ * conversation beside it. A close that fails is logged and leaves that conversation open: the delete has happened.
+ */
+export async function closeConversationsOf(businessId: string, contactIds: string[]): Promise<void> {
+  if (contactIds.length === 0) return;
+  const pointers = await batchGetAll(contactIds.map((id) => keys.openConversationOfContact(businessId, id)));
+  await Promise.all(pointers.map((p) => closeConversation(businessId, String(p.conversationId)).catch((err) => {
+    logger.error('the open conversation of a deleted contact could not be closed', { businessId, conversationId: p.conversationId, error: err as Error });
+  })));
 }

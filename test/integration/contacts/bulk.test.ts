@@ -158,6 +158,28 @@ describe('POST /contacts/v1/bulk', () => {
     expect(eventsOf(t.businessId, 'contact.created')).toHaveLength(2);
   });
 
+  it("closes a deleted contact's open conversation (its agent's count drops, conversation.closed), deleted alone or in bulk", async () => {
+    // Prepare: three contacts of one agent, each with an open, assigned conversation
+    const t = await newTenant();
+    const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
+    const ids: string[] = (await bulk(t.apiKey, { operation: 'create', contacts: phones(3, 4155557000).map((phone_number) => ({ phone_number })) })).body.results.map((r: any) => r.contact_id);
+    expect((await bulk(t.apiKey, { operation: 'update', contacts: ids.map((id) => ({ id, assigned_agent_id: ana.id })) })).status).toBe(200);
+    const conversations = await Promise.all(ids.map(async (id) => (await findOrCreateConversation(t.businessId, (await getContact(t.businessId, id))!)).conversation.id));
+    const assigned = async () => (await invoke('GET /team/v1', { apiKey: t.apiKey })).body.agents.find((a: any) => a.id === ana.id).assigned_conversations;
+    expect(await assigned()).toBe(3);
+
+    // Act
+    expect((await invoke('DELETE /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: ids[0] } })).status).toBe(200);
+    expect((await bulk(t.apiKey, { operation: 'delete', contact_ids: ids.slice(1) })).status).toBe(200);
+
+    // Assess
+    for (const id of conversations) {
+      expect((await invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id } })).body.conversation).toMatchObject({ status: 'closed', closedAt: expect.any(String) });
+    }
+    expect(await assigned()).toBe(0);
+    expect(eventsOf(t.businessId, 'conversation.closed').map((e) => e.data.conversation_id).sort()).toEqual([...conversations].sort());
+  });
+
   it('takes every field of the single-contact update: agent, funnel stage and phone number change with their events', async () => {
     const t = await newTenant();
     const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
