@@ -34,7 +34,12 @@ export const webhookTime = (ts: unknown): string => {
   return new Date(Number.isFinite(ms) && ms > 0 && ms <= now + CLOCK_SKEW_MS ? ms : now).toISOString();
 };
 
-const nonEmpty = (x: unknown): string | undefined => (typeof x === 'string' && x ? x : undefined);
+/** Meta's wamids and user ids are well under this; a longer one is not Meta's (and would not fit a table key). */
+const MAX_ID_LENGTH = 512;
+/** A user id as Meta sends one: a non-empty string within MAX_ID_LENGTH. */
+const idOf = (x: unknown): string | undefined => (typeof x === 'string' && x && x.length <= MAX_ID_LENGTH ? x : undefined);
+/** Meta's messages are a few KB (a text is at most 4096 characters): one past this would not fit a table item. */
+const MAX_MESSAGE_BYTES = 256 * 1024;
 
 /**
  * Who sent an incoming message, as the Cloud API names them: `from` (their number, digits), and `from_user_id`
@@ -45,11 +50,13 @@ const nonEmpty = (x: unknown): string | undefined => (typeof x === 'string' && x
 function senderOf(value: Record<string, any>, message: Record<string, any>) {
   const contacts = Array.isArray(value.contacts) ? (value.contacts as unknown[]).filter((c): c is Record<string, any> => typeof c === 'object' && c !== null) : [];
   const only = contacts.length === 1 && message.from === undefined && message.from_user_id === undefined ? contacts[0] : undefined;
-  const phone = String(message.from ?? only?.wa_id ?? '').replace(/\D/g, '');
-  const fromUserId = nonEmpty(message.from_user_id);
+  const digits = String(message.from ?? only?.wa_id ?? '').replace(/\D/g, '');
+  // E.164 numbers have at most 15 digits, and Meta's user ids are short: anything longer names no one.
+  const phone = digits.length <= 15 ? digits : '';
+  const fromUserId = idOf(message.from_user_id);
   const entry = only ?? contacts.find((c) => (phone && String(c.wa_id) === phone) || (fromUserId && c.user_id === fromUserId));
   // The user id Meta sends beside a number (in the sender's contacts entry) names the same customer.
-  const userId = fromUserId ?? nonEmpty(entry?.user_id);
+  const userId = fromUserId ?? idOf(entry?.user_id);
   const name = entry?.profile?.name ?? entry?.profile?.username;
   return { phone: phone || undefined, userId, name: typeof name === 'string' && name ? name : undefined, entry };
 }
@@ -69,8 +76,13 @@ const MAX_CONVERSATION_TRIES = 10;
 export async function recordInbound(businessId: string, value: Record<string, any>, message: Record<string, any>): Promise<InboundOutcome> {
   const wamid = String(message.id ?? '');
   const sender = senderOf(value, message);
-  if (!wamid || (!sender.phone && !sender.userId)) {
+  if (!wamid || wamid.length > MAX_ID_LENGTH || (!sender.phone && !sender.userId)) {
     logger.warn('inbound message without id or sender ignored', { businessId });
+    return { stored: false };
+  }
+  // Not Meta's shape, and never storable: dropped now rather than retried until the dead-letter queue.
+  if (Buffer.byteLength(JSON.stringify(message)) > MAX_MESSAGE_BYTES) {
+    logger.warn('inbound message over the size of any Cloud API message ignored', { businessId, wamid: wamid.slice(0, 100) });
     return { stored: false };
   }
   const known = await findByWamid(businessId, wamid);

@@ -459,13 +459,23 @@ describe('delivery statuses', () => {
     expect(await h.runWorker([body], maxReceiveCount)).toBe(0);
   });
 
-  it('drops the parts of a body that are not Meta\'s shape and stores the rest (no receive would make them processable)', async () => {
+  it('drops the parts of a body that are not Meta\'s shape or could never be stored, and stores the rest (no receive would make them processable)', async () => {
     // Prepare: a valid message beside a change whose lists are objects, null items and a status without an id.
     const t = await h.newTenant();
     const from = randomPhone().slice(1);
     const meta = { phone_number_id: t.phoneNumberId };
     const valid = { field: 'messages', value: { metadata: meta, contacts: [{ profile: { name: 'Ok' }, wa_id: from }], messages: [{ from, id: `wamid.ok${from}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: 'still here' } }] } };
+    const now = String(Math.floor(Date.now() / 1000));
+    // Messages no Meta webhook carries, which no table could hold: a sender of 10,000 digits, a user id or wamid of
+    // 10,000 characters, a text of a million.
+    const unstorable = [
+      { from: '9'.repeat(10_000), id: `wamid.long-from${from}`, timestamp: now, type: 'text', text: { body: 'x' } },
+      { from_user_id: `US.${'1'.repeat(10_000)}`, id: `wamid.long-user${from}`, timestamp: now, type: 'text', text: { body: 'x' } },
+      { from, id: `wamid.${'w'.repeat(10_000)}`, timestamp: now, type: 'text', text: { body: 'x' } },
+      { from, id: `wamid.huge${from}`, timestamp: now, type: 'text', text: { body: 'x'.repeat(1_000_000) } },
+    ];
     const bodies = [
+      { object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'messages', value: { metadata: meta, messages: unstorable } }] }] },
       { object: 'whatsapp_business_account', entry: { id: 'not a list' } },
       { object: 'whatsapp_business_account', entry: [{ id: 'w', changes: { field: 'messages' } }] },
       { object: 'whatsapp_business_account', entry: [null, { id: 'w', changes: [null, { field: 'messages', value: { metadata: meta, messages: { a: 1 }, statuses: 'x' } }] }] },
