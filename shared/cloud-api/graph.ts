@@ -27,18 +27,25 @@ export class GraphError extends ApiError {
 export const unknownObject = (id: string, method: string) =>
   new GraphError(400, 100, `Unsupported ${method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api`, `No ${id} for this API key`, 'GraphMethodException', 33);
 
+/**
+ * The HTTP status of a Cloud API error code, as Meta's error-code reference lists it: 401 for the token (0, 190), 403 for
+ * permissions (10, 200-299, 131005), 500 for 3 and 131000 ("something went wrong"), 503 for 2 and 131016 (service
+ * unavailable), 400 for the rest (throttling 4, 80007, 130429 and 131056 included).
+ */
+function metaStatusOf(code: number): number {
+  if (code === 0 || code === 190) return 401;
+  if (code === 10 || (code >= 200 && code <= 299) || code === 131005) return 403;
+  if (code === 3 || code === 131000) return 500;
+  if (code === 2 || code === 131016) return 503;
+  return 400;
+}
+
 /** Our error code → Meta's (HTTP status, Graph code, type). Upstream delivery codes (131047...) pass through. */
 function graphTerms(status: number, body: Record<string, any>): { status: number; code: number; type: string; subcode?: number } {
   if (body.graph) return { status, code: body.graph.code, type: body.graph.type, subcode: body.graph.subcode };
-  // An upstream error keeps Meta's code, with the status Meta gives it: 401 for a token (190), 403 for a permission
-  // (10, 200-299), 429 when it throttled, 502 when it did not accept the message after retries (stored failed), else 400.
+  // An upstream error keeps Meta's code, with the HTTP status Meta's error-code reference gives it.
   const upstreamCode = typeof body.code === 'number' ? body.code : typeof body.code === 'string' && /^\d+$/.test(body.code) ? Number(body.code) : NaN;
-  if (Number.isInteger(upstreamCode)) {
-    const upstreamStatus = upstreamCode === 190 ? 401
-      : upstreamCode === 10 || (upstreamCode >= 200 && upstreamCode <= 299) ? 403
-        : status === 429 || status === 502 ? status : 400;
-    return { status: upstreamStatus, code: upstreamCode, type: 'OAuthException' };
-  }
+  if (Number.isInteger(upstreamCode)) return { status: metaStatusOf(upstreamCode), code: upstreamCode, type: 'OAuthException' };
   // A media id the sending number cannot use is, to a Graph client, a parameter the upstream would refuse.
   if (body.code === 'MEDIA_PERMISSION_DENIED') return { status: 400, code: 100, type: 'OAuthException' };
   if (status === 401) return { status: 401, code: 190, type: 'OAuthException' };

@@ -116,6 +116,8 @@ export async function listMessages(businessId: string, conversationId: string, l
 
 /** The public view of a message (no tenancy or storage fields). */
 export const messageView = (m: Message) => {
-  const { businessId: _bid, payload: _payload, sendAttempt: _attempt, ...rest } = m;
-  return rest;
+  const { businessId: _bid, payload, sendAttempt: _attempt, ...rest } = m;
+  // A reply names the message it answers: Meta's `context` of an inbound reply ({ from, id }), or the one sent upstream.
+  const context = payload?.context;
+  return context && typeof context === 'object' ? { ...rest, context } : rest;
 };

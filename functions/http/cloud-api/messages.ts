@@ -20,7 +20,8 @@ export const { handler, spec } = endpoint(
       400: 'Graph error { error: { message, type, code, error_subcode?, error_data: { messaging_product, details }, fbtrace_id } }: code 100 invalid parameter, code 100 subcode 33 for a phone number id not this business\'s (Meta\'s unknown object), or the upstream code (131047, 132000...)',
       401: 'Graph error code 190: API key missing or invalid',
       429: 'Graph error code 130429: rate limit',
-      502: 'Graph error: the upstream did not accept the message after retries (stored failed, retryable)',
+      500: 'Graph error code 131000 (Meta\'s status for it): the upstream did not accept the message after retries (stored failed, retryable; the details name its id)',
+      502: 'Graph error code 2: the upstream did not answer the send in time (stored failed, retryable; the details name its id)',
     },
   },
   async ({ auth, body, headers, params }) => {

@@ -94,7 +94,6 @@ const forbidden = (what: string): Want => ({ status: 403, body: { error: 'forbid
 const foreignHook: Want = { status: 403, body: { error: 'forbidden', message: 'The webhook subscription belongs to another account' } };
 const notFound = (message: string): Want => ({ status: 404, body: { error: 'not_found', message } });
 const segmentNotFound = notFound('Segment not found');
-const broadcastNotFound = notFound('Broadcast not found');
 const ok200 = (body: unknown): Want => ({ status: 200, body: expect.objectContaining(body as object) });
 /** A bulk answer in which every item failed as not found (A's contacts are not B's). */
 const bulkNoneFound = (operation: string, n: number): Want => ({
@@ -214,9 +213,9 @@ const probes: Record<string, Probe[]> = {
     { kind: 'own', path: () => '/broadcasts/v1', body: () => ({ name: 'B', templateName: 'hello_world', language: 'en_US', contact_ids: [ids.contact] }), want: () => ({ status: 201, body: { data: expect.objectContaining({ name: 'B', counts: expect.objectContaining({ sent: 0 }) }) } }) },
   ],
   'GET /broadcasts/v1': [{ kind: 'own', path: () => '/broadcasts/v1', want: () => ok200({ data: [expect.objectContaining({ name: 'B' })] }) }],
-  'GET /broadcasts/v1/{id}': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}`, want: () => broadcastNotFound }],
-  'GET /broadcasts/v1/{id}/recipients': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/recipients`, want: () => broadcastNotFound }],
-  'POST /broadcasts/v1/{id}/cancel': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/cancel`, want: () => broadcastNotFound }],
+  'GET /broadcasts/v1/{id}': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}`, want: () => forbidden('broadcast') }],
+  'GET /broadcasts/v1/{id}/recipients': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/recipients`, want: () => forbidden('broadcast') }],
+  'POST /broadcasts/v1/{id}/cancel': [{ kind: 'foreign', path: () => `/broadcasts/v1/${ids.broadcast}/cancel`, want: () => forbidden('broadcast') }],
 };
 
 const methodOf = (key: string) => key.split(' ')[0]!;

@@ -44,6 +44,9 @@ describe('inbound webhooks reach message.received unchanged', () => {
     const received = h.events(t.businessId).find((e) => e.event === 'message.received');
     expect(received?.data.messages).toEqual([message]);
     expect(received?.data.contacts).toEqual(contacts);
+    // The stored message says what it replies to, as Meta said it.
+    const stored = await h.invoke('GET /messages/v1/{id}', { apiKey: t.apiKey, params: { id: received!.data.message_id } });
+    expect(stored.body.message).toMatchObject({ direction: 'inbound', context: { from: '15550001234', id: 'wamid.previous' } });
   });
 
   it.each(['__proto__', 'constructor', 'prototype'])('stores and reports a message that carries a key named %s, without that key', async (name) => {

@@ -163,7 +163,7 @@ describe('POST /{version}/{id}/messages', () => {
 
   it.each([
     ['a permission error (10)', { code: 10, status: 403 }, 403, 10],
-    ['a capability error (3)', { code: 3, status: 400 }, 400, 3],
+    ['a capability error (3)', { code: 3, status: 400 }, 500, 3],
     ['a token error (190)', { code: 190, status: 401 }, 401, 190],
     ['a permission error (200)', { code: 200, status: 403 }, 403, 200],
   ])('answers %s of the upstream with Meta\'s code and status', async (_label, fault, status, code) => {
@@ -174,13 +174,13 @@ describe('POST /{version}/{id}/messages', () => {
     expect(res.body).toEqual(graphError(code));
   });
 
-  it('answers a send the upstream never accepted 502, naming the stored message to retry', async () => {
+  it("answers a send the upstream never accepted with Meta's 131000 and its status (500), naming the stored message to retry", async () => {
     const { t, to } = await h.openChat();
     // As many 500s as a send's attempts (POST /messages/v1's own test uses the same).
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
     const res = await post(t, text(to));
-    expect(res.status).toBe(502);
-    expect(res.body).toEqual(graphError(res.body.error.code));
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual(graphError(131000));
     const [id] = res.body.error.error_data.details.match(/[0-9a-f-]{36}/) ?? [];
     expect((await h.invoke('GET /messages/v1/{id}', { apiKey: t.apiKey, params: { id } })).body.message).toMatchObject({ id, status: 'failed' });
   });
@@ -203,6 +203,9 @@ describe('POST /{version}/{id}/messages', () => {
     const byId = await reply(first.body.data.id);
     expect(byId.status).toBe(200);
     expect((await h.sent(to)).at(-1)).toMatchObject({ context: { message_id: first.body.messages[0].wamid }, text: { body: 'respuesta' } });
+    const [{ id: replyWamid }] = byId.body.messages;
+    const [stored] = (await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: first.body.data.conversationId } })).body.messages;
+    expect(stored).toMatchObject({ wamid: replyWamid, context: { message_id: first.body.messages[0].wamid } });
     // A UUID the service does not know, as netflie's tests reply to: the Cloud API's clients' ids go upstream as given.
     const unknown = await reply(unknownId);
     expect(unknown.status).toBe(200);
