@@ -15,7 +15,7 @@ process.env.LIMIT_MESSAGES_PER_MINUTE = '1000000';
 process.env.LIMIT_BULK_PER_MINUTE = '1000000';
 const { invoke, newTenant } = await import('../../support/api.ts');
 
-const RUNS_PER_ROUTE = process.env.STRESS ? 1000 : 200;
+const RUNS_PER_ROUTE = process.env.STRESS ? 1000 : 120;
 const SEED = Number(process.env.FUZZ_SEED ?? 20261120);
 
 let tenant: TestTenant;
