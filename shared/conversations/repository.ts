@@ -219,6 +219,10 @@ export interface ConversationTouch {
   aiDisable?: boolean;
 }
 
+/** A time attribute not set yet (absent or null) or not later than `placeholder` (ISO times compare as strings; `:null` is 'NULL'). */
+const notLaterThan = (attribute: string, placeholder: string) =>
+  `(attribute_not_exists(${attribute}) OR attribute_type(${attribute}, :null) OR ${attribute} <= ${placeholder})`;
+
 /** The conversation's part of a message transaction: recency, the 24-hour window, AI settings from the send. */
 export function conversationTouch(current: Conversation, touch: ConversationTouch): TransactItem {
   const now = new Date().toISOString();
@@ -245,8 +249,8 @@ export function conversationTouch(current: Conversation, touch: ConversationTouc
   values[':null'] = 'NULL';
   return touchUpdate(current.businessId, current.id, touch, sets, values, [
     'attribute_exists(pk) AND (attribute_not_exists(#status) OR #status = :open)',
-    '(attribute_not_exists(lastInboundAt) OR attribute_type(lastInboundAt, :null) OR lastInboundAt <= :in)',
-    '(attribute_not_exists(lastMessageAt) OR attribute_type(lastMessageAt, :null) OR lastMessageAt <= :lastAt)',
+    notLaterThan('lastInboundAt', ':in'),
+    notLaterThan('lastMessageAt', ':lastAt'),
   ].join(' AND '), { '#status': 'status' });
 }
 
@@ -262,7 +266,7 @@ export function unreadOutboundTouch(
   touch: { at: string; aiPausedUntil?: string; aiDisable?: boolean; lengthenAiPauseTo?: string },
 ): TransactItem {
   const sets = ['lastMessageAt = :at', 'lastOutboundAt = :at', 'updatedAt = :now', 'gsi1sk = :gsi1sk'];
-  const conditions = ['attribute_exists(pk)', '(attribute_not_exists(lastMessageAt) OR attribute_type(lastMessageAt, :null) OR lastMessageAt <= :at)'];
+  const conditions = ['attribute_exists(pk)', notLaterThan('lastMessageAt', ':at')];
   const values: Record<string, unknown> = {
     ':at': touch.at,
     ':now': new Date().toISOString(),
