@@ -7,6 +7,9 @@
  */
 import { COUNTRY_CALLING_CODES } from './calling-codes.ts';
 
+/** E.164: a number has at most 15 digits. */
+export const MAX_E164_DIGITS = 15;
+
 /** Country calling codes are one to three digits, and none is a prefix of another. */
 const hasCallingCode = (digits: string): boolean => [1, 2, 3].some((n) => COUNTRY_CALLING_CODES.has(digits.slice(0, n)));
 
@@ -17,6 +20,6 @@ export function normalizePhone(input: unknown): string | null {
   if (!/^(\+|00)?[\d\s().-]{8,32}$/.test(trimmed)) return null;
   let digits = trimmed.replace(/\D/g, '');
   if (trimmed.startsWith('00')) digits = digits.slice(2);
-  if (digits.length < 8 || digits.length > 15 || digits.startsWith('0')) return null;
+  if (digits.length < 8 || digits.length > MAX_E164_DIGITS || digits.startsWith('0')) return null;
   return hasCallingCode(digits) ? `+${digits}` : null;
 }

@@ -4,6 +4,7 @@
  * `message.received` emitted with the message in the upstream's own format. The AI worker is then asked
  * whether to answer, when the message is a customer's turn (shared/ai/customer-turn.ts).
  */
+import { MAX_E164_DIGITS } from '#shared/contacts/phone.ts';
 import { uuidv7 } from 'uuidv7';
 import { newEvent } from '#shared/events/outbox.ts';
 import { commitWithRetry } from './transact.ts';
@@ -51,8 +52,8 @@ function senderOf(value: Record<string, any>, message: Record<string, any>) {
   const contacts = Array.isArray(value.contacts) ? (value.contacts as unknown[]).filter((c): c is Record<string, any> => typeof c === 'object' && c !== null) : [];
   const only = contacts.length === 1 && message.from === undefined && message.from_user_id === undefined ? contacts[0] : undefined;
   const digits = String(message.from ?? only?.wa_id ?? '').replace(/\D/g, '');
-  // E.164 numbers have at most 15 digits, and Meta's user ids are short: anything longer names no one.
-  const phone = digits.length <= 15 ? digits : '';
+  // A longer sender than an E.164 number (or than Meta's user ids, below) names no one.
+  const phone = digits.length <= MAX_E164_DIGITS ? digits : '';
   const fromUserId = idOf(message.from_user_id);
   const entry = only ?? contacts.find((c) => (phone && String(c.wa_id) === phone) || (fromUserId && c.user_id === fromUserId));
   // The user id Meta sends beside a number (in the sender's contacts entry) names the same customer.
