@@ -62,6 +62,8 @@
  * | presigned media uploads                   | pk B#{bid}            sk MUPLOAD#{uploadId} (ttl)          |
  * | media jobs (proxy/convert before a send)  | pk B#{bid}            sk MJOB#{jobId} (ttl)                |
  */
+import type { OwnedKind } from '#shared/auth/ownership.ts';
+
 export type Key = { pk: string; sk: string };
 
 const biz = (bid: string) => `B#${bid}`;
@@ -195,7 +197,7 @@ export const keys = {
   /** Global pointer id → business, so that another account's subscription answers 403, not 404. */
   webhookOwner: (webhookId: string): Key => ({ pk: `WHID#${webhookId}`, sk: 'WHID' }),
   /** Global pointer record id → business (contacts, funnel stages), so that another account's id answers 403, not 404. */
-  recordOwner: (kind: 'contact' | 'stage' | 'conversation' | 'message' | 'broadcast', id: string): Key => ({ pk: `OWNER#${kind}#${id.toLowerCase()}`, sk: 'OWNER' }),
+  recordOwner: (kind: OwnedKind, id: string): Key => ({ pk: `OWNER#${kind}#${id.toLowerCase()}`, sk: 'OWNER' }),
   delivery: (bid: string, webhookId: string, deliveryId: string): Key => ({
     pk: deliveriesPk(bid, webhookId),
     sk: `D#${deliveryId}`,

@@ -28,10 +28,10 @@ export interface SlotKind<R> {
 /**
  * Claims one free slot of each kind for a new item and stores it. Each try reads the current items (`read`, which
  * throws the domain's limit error when a kind is full), picks a free slot of each kind at random, and `store`s the
- * item with them, answering what it stored, or undefined when a concurrent create took one of the slots first (its
- * transaction's slot condition failed). The next try skips the slots lost so far, and when concurrent creates hold every free one it
- * skips none (they have landed by the read after). After `tries` lost races, `exhausted()` is thrown.
- * `store` gets one slot per kind, in the order of `kinds`.
+ * item with them (one slot per kind, in the order of `kinds`), answering what it stored, or undefined when a
+ * concurrent create took one of the slots first (its transaction's slot condition failed). The next try skips the
+ * slots lost so far, and when concurrent creates hold every free one it skips none (they have landed by the read
+ * after). After `tries` lost races, `exhausted()` is thrown.
  */
 export async function claimSlots<R, T>(claim: {
   kinds: readonly SlotKind<R>[];
