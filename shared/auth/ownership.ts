@@ -9,9 +9,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { forbidden, type ApiError } from '#shared/http/errors.ts';
 import { db, table } from '#shared/store/client.ts';
-import { keys } from '#shared/store/keys.ts';
+import { keys, type OwnedKind } from '#shared/store/keys.ts';
 
-export type OwnedKind = 'contact' | 'stage' | 'conversation' | 'message' | 'broadcast';
 
 const label: Record<OwnedKind, string> = { contact: 'contact', stage: 'funnel stage', conversation: 'conversation', message: 'message', broadcast: 'broadcast' };
 

@@ -62,9 +62,10 @@
  * | presigned media uploads                   | pk B#{bid}            sk MUPLOAD#{uploadId} (ttl)          |
  * | media jobs (proxy/convert before a send)  | pk B#{bid}            sk MJOB#{jobId} (ttl)                |
  */
-import type { OwnedKind } from '#shared/auth/ownership.ts';
-
 export type Key = { pk: string; sk: string };
+
+/** The records whose ids have a global owner item (shared/auth/ownership.ts): another account's id answers 403. */
+export type OwnedKind = 'contact' | 'stage' | 'conversation' | 'message' | 'broadcast';
 
 const biz = (bid: string) => `B#${bid}`;
 
