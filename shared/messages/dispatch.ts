@@ -119,7 +119,7 @@ export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, rec
       if (recovered instanceof UpstreamError) err = recovered;
       else if (recovered) return recovered;
     }
-    const failure = toDeliveryError(err, templateContext(draft.payload));
+    const failure = toDeliveryError(err, { ...templateContext(draft.payload), messageId: message.id });
     const at = new Date().toISOString();
     const error = { code: failure.code, error: failure.error, message: failure.message, ...(failure.details ? { details: failure.details } : {}) };
     await settleTouching(draft, at, false, (touch) => settleFailed({ message, attempt, at, error, items: [touch] }));
@@ -127,8 +127,6 @@ export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, rec
     const { status, ...body } = failure;
     throw new ApiError(status, {
       ...body,
-      // The retry path names this message (a Graph client sees only the instructions, not `data`).
-      instructions: body.instructions.replace('{id}', message.id),
       data: { id: message.id, status: 'failed', conversationId: message.conversationId, messageType: message.messageType, direction: 'outbound', createdAt: message.createdAt },
     }, body.retry_after ? { 'Retry-After': String(body.retry_after) } : {});
   }

@@ -91,7 +91,7 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
     });
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
-    const failure = toDeliveryError(err, templateContext(message.payload));
+    const failure = toDeliveryError(err, { ...templateContext(message.payload), messageId: id });
     const error = { code: failure.code, error: failure.error, message: failure.message, ...(failure.details ? { details: failure.details } : {}) };
     const at = new Date().toISOString();
     // Still failed: the message keeps its state (no new event), with the latest error and attempt count.

@@ -204,6 +204,15 @@ describe('POST /messages/v1: transient upstream faults', () => {
     expect(res.status).toBe(502);
     expect(res.body).toMatchObject({ error: 'upstream_unavailable', retry_after: 5, data: { status: 'failed' } });
     expect(res.headers['retry-after']).toBe('5');
+    const retryPath = `POST /messages/v1/${res.body.data.id}/retry`;
+    expect(res.body.instructions).toContain(retryPath);
+
+    // Still down: the retry's failure names the same message to retry.
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
+    const stillDown = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id: res.body.data.id } });
+    expect(stillDown.status).toBe(400);
+    expect(stillDown.body).toMatchObject({ error: 'retry_failed', action_required: 'retry_later', data: { id: res.body.data.id } });
+    expect(stillDown.body.instructions).toContain(retryPath);
 
     const retry = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id: res.body.data.id } });
     expect(retry.status).toBe(200);
