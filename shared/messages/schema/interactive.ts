@@ -76,10 +76,16 @@ const flowParameters = v.pipe(
   v.check((p) => (p.flow_id !== undefined) !== (p.flow_name !== undefined), 'a flow needs exactly one of flow_id or flow_name'),
 );
 
+/**
+ * Meta's reference types a catalog id as a string; the Graph API takes the number too, and published clients
+ * send one (netflie's product messages): forwarded as sent.
+ */
+const catalogId = v.union([nonEmpty('action.catalog_id', 100), v.pipe(v.number(), v.safeInteger(), v.minValue(0))], 'action.catalog_id must be a catalog id (a string or a whole number)');
+
 const productItem = v.looseObject({ product_retailer_id: nonEmpty('product_retailer_id', 100) });
 const productListAction = v.pipe(
   v.looseObject({
-    catalog_id: nonEmpty('action.catalog_id', 100),
+    catalog_id: catalogId,
     sections: v.pipe(
       v.array(v.looseObject({ title: v.optional(nonEmpty('section.title', 24)), product_items: v.pipe(v.array(productItem), v.minLength(1, 'a section needs at least one product')) })),
       v.minLength(1, 'action.sections needs 1 to 10 sections'),
@@ -120,7 +126,7 @@ const kinds: Record<string, v.GenericSchema> = {
     header: v.optional(v.never('a product message has no header (Meta: it cannot be set for product)')),
     body: v.optional(body),
     footer,
-    action: v.looseObject({ catalog_id: nonEmpty('action.catalog_id', 100), product_retailer_id: nonEmpty('action.product_retailer_id', 100) }),
+    action: v.looseObject({ catalog_id: catalogId, product_retailer_id: nonEmpty('action.product_retailer_id', 100) }),
   }),
   product_list: kind('product_list', { header: textHeader, body, footer, action: productListAction }),
   catalog_message: kind('catalog_message', { body, footer, action: namedAction('catalog_message', v.optional(object('action.parameters'))) }),

@@ -161,6 +161,10 @@ describe('send request validation', () => {
     const upstream = { messaging_product: 'whatsapp', to: '5215512345678' };
     expect(parseSendRequest({ ...upstream, type: 'interactive', interactive: { type: 'call_permission_request', body: { text: 'May we call?' }, action: { name: 'call_permission_request' } } }).interactive.type).toBe('call_permission_request');
     expect(parseSendRequest({ ...upstream, interactive: { type: 'product', action: { catalog_id: '1', product_retailer_id: 'a' } } }).type).toBe('interactive');
+    // netflie sends the catalog id as a number (faker's randomNumber); the Graph API takes it.
+    expect(parseSendRequest({ ...upstream, interactive: { type: 'product', action: { catalog_id: 12345, product_retailer_id: 'a' } } }).type).toBe('interactive');
+    expect(parseSendRequest({ ...upstream, interactive: { type: 'product_list', header: { type: 'text', text: 'H' }, body: { text: 'B' }, action: { catalog_id: 12345, sections: [{ product_items: [{ product_retailer_id: 'a' }] }] } } }).type).toBe('interactive');
+    expect(() => parseSendRequest({ ...upstream, interactive: { type: 'product', action: { catalog_id: -1, product_retailer_id: 'a' } } })).toThrow(/catalog_id/);
     expect(parseSendRequest({ ...upstream, text: { body: 'hi' } }).type).toBe('text');
     expect(parseSendRequest({ ...upstream, type: 'text', text: { body: 'hi' } }).to).toBe('+5215512345678');
     expect(parseSendRequest({ ...upstream, to: 5215512345678, type: 'text', text: { body: 'hi' } }).to).toBe('+5215512345678');
