@@ -103,15 +103,22 @@ const send = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 };
 
+/**
+ * Past this many bytes of a body already refused, the connection is dropped instead of read to its end (the 413 is
+ * answered only once the client has sent its whole body: answered sooner, a client still sending gets a reset).
+ */
+const MAX_DISCARDED_BYTES = 4 * MAX_LOCAL_UPLOAD_BYTES;
+
+/** The body, or undefined when it is over `max` (read to its end all the same, and dropped). */
 async function readBody(req: IncomingMessage, max: number): Promise<Buffer | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += chunk.length;
-    if (size > max) return undefined;
-    chunks.push(chunk as Buffer);
+    if (size > MAX_DISCARDED_BYTES) return undefined;
+    if (size <= max) chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks);
+  return size > max ? undefined : Buffer.concat(chunks);
 }
 
 /** Runs a handler module with an event: in this process by default; deployed mode runs each in a process of its own. */
