@@ -115,6 +115,13 @@ export const toReply = (err: unknown, extraHeaders: Record<string, string> = {})
   return json(500, { error: 'internal_error', message: 'An unexpected error occurred' }, extraHeaders);
 };
 
+/**
+ * The query parameters given a value: `?limit=` is the default limit, as an empty `cursor=` is the first page (clients
+ * that build URLs with every parameter send the empty ones).
+ */
+const givenQuery = (event: APIGatewayProxyEventV2): Record<string, string> =>
+  Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''));
+
 export type Guards = (route: Route) => MiddlewareObj<APIGatewayProxyEventV2, Reply>[];
 
 export function buildEndpoint<B extends AnySchema | undefined = undefined, Q extends AnySchema | undefined = undefined, P extends AnySchema | undefined = undefined>(
@@ -129,7 +136,7 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
     const s = state(event);
     const [, prefetched] = await Promise.all([s.admission, spec.prefetch && s.auth ? spec.prefetch({ auth: s.auth, body: s.body, params: event.pathParameters ?? {} }) : undefined]);
     const body = await validate(spec.body, s.body, 'body', spec.invalid);
-    const query = await validate(spec.query, event.queryStringParameters ?? {}, 'query', spec.invalid);
+    const query = await validate(spec.query, givenQuery(event), 'query', spec.invalid);
     const params = await validate(spec.params, event.pathParameters ?? {}, 'params', spec.invalid);
     const out = await withInvocationEnd(context.getRemainingTimeInMillis(), () => run({
       body: body as Out<B>,

@@ -493,7 +493,7 @@ describe('delivery statuses', () => {
 });
 
 describe('conversation reads', () => {
-  it('answers 403 for another business\'s conversation (the contract: it belongs to another account) and 400 for a forged cursor', async () => {
+  it('answers 403 for another business\'s conversation (the contract: it belongs to another account) and 400 for a forged cursor; empty query values are the defaults', async () => {
     const t = await h.newTenant();
     const other = await h.newTenant();
     const from = randomPhone();
@@ -509,5 +509,9 @@ describe('conversation reads', () => {
     expect(res.body).toMatchObject({ error: 'invalid_cursor' });
     expect((await h.invoke('GET /conversations/v1', { apiKey: t.apiKey, query: { cursor: 'garbage' } })).status).toBe(400);
     expect((await h.invoke('GET /conversations/v1', { apiKey: t.apiKey, query: { limit: '101' } })).status).toBe(400);
+    // Empty values are the defaults (clients that build URLs with every parameter send them).
+    const defaults = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey, query: { limit: '', cursor: '' } });
+    expect(defaults.status).toBe(200);
+    expect(defaults.body.conversations).toEqual([]);
   });
 });

@@ -210,6 +210,9 @@ describe('GET /segments/{id}, PATCH, DELETE', () => {
     const bad = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id }, query: { limit: '0' } });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toBe('Datos inválidos');
+    const defaults = await invoke('GET /segments/{id}', { apiKey: t.apiKey, params: { id }, query: { limit: '', offset: '' } });
+    expect(defaults.status).toBe(200);
+    expect(defaults.body.data.pagination).toMatchObject({ offset: 0, total: 5 });
   });
 
   it('pages deep into a dynamic segment newest first, across shards and ties', async () => {
