@@ -5,6 +5,7 @@
  *   worker adds to them with one ADD: `counts.ts`); gsi1 lists a business's broadcasts newest first.
  * - `B#{bid}#BCAST#{id}` / `A#{n}`: an explicit audience, in chunks of 1000 contact ids (keeps the broadcast item small).
  * - `B#{bid}#SEGUSE#{segmentId}` / `broadcast#{id}`: the segment-usage marker read by `GET /segments/{id}/usage`.
+ * - `B#{bid}#BSCHED` and `B#{bid}#BRUN` / `SLOT#{n}`: the business's places for unfinished broadcasts (`places`).
  *
  * The recipients (`B#{bid}#BCAST#{id}` / `R#{contactId}`) are in `recipients.ts`.
  */
@@ -14,6 +15,7 @@ import { db, table } from '#shared/store/client.ts';
 import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { queryAll, queryPrefix } from '#shared/store/query.ts';
+import { batchGetAll } from '#shared/store/batch.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { segmentUsageItem } from '#shared/segments/usage.ts';
 import { COUNT_NAMES, type Broadcast, type Counts } from './model.ts';
@@ -40,8 +42,27 @@ const toBroadcast = (item: Record<string, any>): Broadcast => ({
   counts: Object.fromEntries(COUNT_NAMES.map((n) => [n, Math.max(0, Number(item[`c_${n}`] ?? 0))])) as unknown as Counts,
 });
 
-/** The writes that create a broadcast: the item, its explicit audience chunks, its segment-usage marker. */
-export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefined): TransactItem[] {
+/**
+ * The business's places for broadcasts not finished, in two pools: those created with a send_at (`scheduled`) and those
+ * started at their create (`immediate`). A broadcast holds its place from its create to its end.
+ */
+export type PlacePool = 'scheduled' | 'immediate';
+export const placePool = (b: Pick<Broadcast, 'send_at'>): PlacePool => (b.send_at ? 'scheduled' : 'immediate');
+const poolPk = (businessId: string, pool: PlacePool) => (pool === 'scheduled' ? keys.scheduledBroadcastsPk(businessId) : keys.runningBroadcastsPk(businessId));
+const placeKey = (businessId: string, pool: PlacePool, slot: number) =>
+  (pool === 'scheduled' ? keys.scheduledBroadcastSlot(businessId, slot) : keys.runningBroadcastSlot(businessId, slot));
+
+/** A new broadcast's place: its number, and the finished broadcast that still holds it, if any. */
+export interface Place {
+  slot: number;
+  previous?: string;
+}
+
+/**
+ * The writes that create a broadcast: the item, its explicit audience chunks, its segment-usage marker, and its place
+ * in its pool (conditioned on being free: no item, or the finished broadcast the read found there).
+ */
+export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefined, place: Place): TransactItem[] {
   const items: TransactItem[] = [{
     Put: {
       TableName: table(),
@@ -66,32 +87,47 @@ export function broadcastCreateItems(b: Broadcast, contactIds: string[] | undefi
   if (b.audience.type === 'segment') {
     items.push({ Put: segmentUsageItem(b.businessId, b.audience.segment_id, { id: b.id, name: b.name, status: b.status, createdAt: b.created_at }) });
   }
-  if (b.send_at && b.schedule_slot !== undefined) {
-    items.push({
-      Put: {
-        TableName: table(),
-        Item: { ...keys.scheduledBroadcastSlot(b.businessId, b.schedule_slot), type: 'scheduledBroadcast', broadcastId: b.id, send_at: b.send_at, ttl: Math.floor(Date.parse(b.send_at) / 1000) + 86_400 },
-        // A place is free when no broadcast holds it, or its broadcast's send_at has passed (it started).
-        ConditionExpression: 'attribute_not_exists(pk) OR send_at <= :now',
-        ExpressionAttributeValues: { ':now': b.created_at },
-      },
-    });
-  }
+  items.push({
+    Put: {
+      TableName: table(),
+      Item: { ...placeKey(b.businessId, placePool(b), place.slot), type: 'broadcastPlace', broadcastId: b.id },
+      ...(place.previous
+        ? { ConditionExpression: 'broadcastId = :previous', ExpressionAttributeValues: { ':previous': place.previous } }
+        : { ConditionExpression: 'attribute_not_exists(pk)' }),
+    },
+  });
   return items;
 }
 
+const FINISHED: ReadonlySet<string> = new Set(['completed', 'cancelled', 'failed']);
+
+/** What a create needs to know of a pool: the places held (null: one taken before places had numbers), and those free again. */
+export interface Places {
+  held: (number | null)[];
+  /** Places whose broadcast has finished (place → that broadcast's id): free for a new one. */
+  finished: Map<number, string>;
+}
+
 /**
- * The places (slots) of the business's broadcasts that wait for a send_at still ahead: null for one stored before
- * the places had numbers. A place is taken when its broadcast is created and given back when it is cancelled; one
- * whose broadcast started passed its send_at and is free again (its item expires a day later), so a start needs no
- * write here and a lost release heals by itself at the send_at.
+ * The places of a pool. No write frees a place when its broadcast ends (a cancel of one still waiting gives it back):
+ * while the pool has places no broadcast ever took, the read is one query; once every place has had one, the
+ * broadcasts holding them are read too (at most `max`, by key), and those that finished are free.
  */
-export async function scheduledPlaces(businessId: string, nowIso: string): Promise<(number | null)[]> {
-  const items = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.scheduledBroadcastsPk(businessId) }, ConsistentRead: true });
-  return items.filter((item) => String(item.send_at) > nowIso).map((item) => {
+export async function places(businessId: string, pool: PlacePool, max: number): Promise<Places> {
+  const items = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': poolPk(businessId, pool) }, ConsistentRead: true });
+  const entries = items.map((item) => {
     const sk = String(item.sk);
-    return sk.startsWith(keys.scheduleSlotPrefix) ? Number(sk.slice(keys.scheduleSlotPrefix.length)) : null;
+    // Before 2026-11-28 a scheduled broadcast's place was an item keyed by its id.
+    return sk.startsWith(keys.scheduleSlotPrefix) ? { slot: Number(sk.slice(keys.scheduleSlotPrefix.length)), broadcastId: String(item.broadcastId) } : { slot: null, broadcastId: sk };
   });
+  if (entries.length < max) return { held: entries.map((e) => e.slot), finished: new Map() };
+  const found = await batchGetAll(entries.map((e) => keys.broadcast(businessId, e.broadcastId)), { projection: 'id, #status', names: { '#status': 'status' } });
+  const statuses = new Map(found.map((item) => [String(item.id), String(item.status)]));
+  const isFinished = (id: string) => !statuses.has(id) || FINISHED.has(statuses.get(id)!);
+  return {
+    held: entries.filter((e) => !isFinished(e.broadcastId)).map((e) => e.slot),
+    finished: new Map(entries.flatMap((e) => (e.slot !== null && isFinished(e.broadcastId) ? [[e.slot, e.broadcastId] as const] : []))),
+  };
 }
 
 /** Gives a cancelled broadcast's place under the cap back (if it still holds it). */
@@ -100,7 +136,7 @@ export async function releaseScheduled(b: Pick<Broadcast, 'businessId' | 'id' | 
     await db.send(new DeleteCommand({ TableName: table(), Key: keys.scheduledBroadcast(b.businessId, b.id) }));
     return;
   }
-  // Not applied when another broadcast holds the place now (this one's send_at passed, the place was taken again).
+  // Only while this broadcast still holds it.
   await applied(db.send(new DeleteCommand({
     TableName: table(),
     Key: keys.scheduledBroadcastSlot(b.businessId, b.schedule_slot),

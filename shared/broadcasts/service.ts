@@ -17,7 +17,7 @@ import { claimSlots } from '#shared/store/slots.ts';
 import { cancellationCodes } from '#shared/store/transact.ts';
 import { table } from '#shared/store/client.ts';
 import {
-  broadcastCreateItems, getBroadcast, scheduledPlaces, listBroadcasts, releaseScheduled, transitionInput, updateUsageStatus,
+  broadcastCreateItems, getBroadcast, listBroadcasts, placePool, places, releaseScheduled, transitionInput, updateUsageStatus, type Places,
 } from './repository.ts';
 import { listRecipients } from './recipients.ts';
 import { cancelStart, scheduleStart } from './scheduler.ts';
@@ -123,7 +123,7 @@ export async function createBroadcast(businessId: string, input: CreateBroadcast
   if (sendAt) {
     // Schedule before storing: a schedule that fires for a broadcast that was never stored does nothing.
     await scheduleStart(businessId, b.id, new Date(sendAt));
-    await storeScheduled(b, contactIds).catch(async (err) => {
+    await storeInPlace(b, contactIds).catch(async (err) => {
       await cancelStart(b.id);
       throw err;
     });
@@ -132,35 +132,36 @@ export async function createBroadcast(businessId: string, input: CreateBroadcast
   // An immediate start is queued after storing (the start step reads the broadcast): check its queue's setting first,
   // so that a deployment without it stores nothing.
   queueUrl('broadcasts');
-  await commit(broadcastCreateItems(b, contactIds));
+  await storeInPlace(b, contactIds);
   await queueStart(b);
   return broadcastView(b);
 }
 
 /** Places a create tries before it answers 409 (each lost to a concurrent create is skipped by the next try). */
-const SCHEDULE_PLACE_TRIES = 8;
+const PLACE_TRIES = 8;
+
+const POOLS = {
+  scheduled: { max: broadcastSettings.maxScheduled, full: (max: number) => `A business may have at most ${max} broadcasts with a send_at that have not finished; cancel one, or wait for one to finish` },
+  immediate: { max: broadcastSettings.maxRunning, full: (max: number) => `A business may have at most ${max} broadcasts running at once; cancel one, or wait for one to finish` },
+} as const;
 
 /**
- * Stores a broadcast with a send_at in one of the business's places for waiting broadcasts (shared/store/slots.ts),
- * claimed in the same transaction: the cap holds under concurrent creates.
+ * Stores a broadcast in one of the business's places for unfinished broadcasts of its kind (scheduled or started at
+ * once: shared/store/slots.ts), claimed in the same transaction, so that the cap holds under concurrent creates.
  */
-async function storeScheduled(b: Broadcast, contactIds: string[] | undefined): Promise<void> {
-  const max = broadcastSettings.maxScheduled;
-  b.schedule_slot = await claimSlots({
-    kinds: [{ max, held: (places: (number | null)[]) => places }],
+async function storeInPlace(b: Broadcast, contactIds: string[] | undefined): Promise<void> {
+  const pool = placePool(b);
+  const { max, full } = POOLS[pool];
+  const slot = await claimSlots({
+    kinds: [{ max, held: (read: Places) => read.held }],
     read: async () => {
-      const places = await scheduledPlaces(b.businessId, b.created_at);
-      if (places.length >= max) {
-        throw new ApiError(400, {
-          error: 'broadcast_limit_reached',
-          message: `A business may have at most ${max} broadcasts waiting for their send_at; cancel one, or wait for one to start`,
-        });
-      }
-      return places;
+      const read = await places(b.businessId, pool, max);
+      if (read.held.length >= max) throw new ApiError(400, { error: 'broadcast_limit_reached', message: full(max) });
+      return read;
     },
-    store: async (_, [slot]) => {
+    store: async (read, [slot]) => {
       try {
-        await commit(broadcastCreateItems({ ...b, schedule_slot: slot }, contactIds));
+        await commit(broadcastCreateItems({ ...b, ...(pool === 'scheduled' ? { schedule_slot: slot } : {}) }, contactIds, { slot, previous: read.finished.get(slot) }));
         return slot;
       } catch (err) {
         // The place went to a concurrent create (its condition is the transaction's only one that can fail): try another.
@@ -168,9 +169,10 @@ async function storeScheduled(b: Broadcast, contactIds: string[] | undefined): P
         return undefined;
       }
     },
-    tries: SCHEDULE_PLACE_TRIES,
-    exhausted: () => conflict('broadcast_create_conflict', 'Concurrent creates took the free places for scheduled broadcasts; retry the request'),
+    tries: PLACE_TRIES,
+    exhausted: () => conflict('broadcast_create_conflict', 'Concurrent creates took the free places for broadcasts; retry the request'),
   });
+  if (pool === 'scheduled') b.schedule_slot = slot;
 }
 
 /**

@@ -33,8 +33,11 @@ export const broadcastSettings = {
   /** `send_at` at most this far ahead. */
   maxScheduleDays: 30,
   /**
-   * Broadcasts of one business waiting for their `send_at` at once: each far-off one is a schedule in the operator's
-   * EventBridge Scheduler quota (a million per account and region), which every business shares.
+   * Broadcasts of one business created with a `send_at` and not finished: each far-off one is a schedule in the
+   * operator's EventBridge Scheduler quota (a million per account and region), which every business shares, and each
+   * running one writes a recipient item per contact of its audience.
    */
   maxScheduled: 100,
+  /** Broadcasts of one business started at their create and not finished: what one business (or a leaked key) can make run at once. */
+  maxRunning: 100,
 } as const;

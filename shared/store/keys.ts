@@ -79,6 +79,7 @@ const outboxIndexBusinessPrefix = (bid: string) => `${biz(bid)}#`;
 const broadcastRecipientsPk = (bid: string, broadcastId: string) => `${biz(bid)}#BCAST#${broadcastId}`;
 const broadcastsByRecencyPk = (bid: string) => `${biz(bid)}#BCASTS`;
 const scheduledBroadcastsPk = (bid: string) => `${biz(bid)}#BSCHED`;
+const runningBroadcastsPk = (bid: string) => `${biz(bid)}#BRUN`;
 const SCHEDULE_SLOT_PREFIX = 'SLOT#';
 const broadcastQueuePk = (bid: string, broadcastId: string) => `${broadcastRecipientsPk(bid, broadcastId)}#Q`;
 const segmentUsagePk = (bid: string, segmentId: string) => `${biz(bid)}#SEGUSE#${segmentId}`;
@@ -241,10 +242,13 @@ export const keys = {
   broadcastPrefix: (bid: string) => ({ pk: biz(bid), skPrefix: 'BCAST#' }),
   /** A scheduled broadcast's place under the business's cap (before 2026-11-28): counted while its send_at is ahead. */
   scheduledBroadcast: (bid: string, broadcastId: string): Key => ({ pk: scheduledBroadcastsPk(bid), sk: broadcastId }),
-  /** One of the business's places for broadcasts waiting for their send_at: taken while its send_at is ahead. */
+  /** One of the business's places for broadcasts created with a send_at: held until its broadcast ends. */
   scheduledBroadcastSlot: (bid: string, slot: number): Key => ({ pk: scheduledBroadcastsPk(bid), sk: `${SCHEDULE_SLOT_PREFIX}${slot}` }),
   scheduleSlotPrefix: SCHEDULE_SLOT_PREFIX,
   scheduledBroadcastsPk,
+  /** One of the business's places for broadcasts started at their create: held until its broadcast ends. */
+  runningBroadcastSlot: (bid: string, slot: number): Key => ({ pk: runningBroadcastsPk(bid), sk: `${SCHEDULE_SLOT_PREFIX}${slot}` }),
+  runningBroadcastsPk,
   broadcastRecipient: (bid: string, broadcastId: string, contactId: string): Key => ({
     pk: broadcastRecipientsPk(bid, broadcastId),
     sk: `R#${contactId}`,

@@ -286,6 +286,38 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect(queues.scheduler.list().length - schedules).toBe(created.length);
   }, 60_000);
 
+  it('holds the cap of 100 running broadcasts under 110 concurrent creates; a scheduled one still goes, and one that finished makes room', async () => {
+    // Prepare: keys enough for the rate limit (100 requests a minute each)
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const { createApiKey } = await import('#shared/auth/api-keys.ts');
+    const keys = await Promise.all([1, 2, 3].map(async () => (await createApiKey(t.businessId, ['messages:write', 'messages:read'])).apiKey));
+
+    // Act: 110 at once (no worker runs here: every created one stays running)
+    const answers = await Promise.all(Array.from({ length: 110 }, (_, i) =>
+      invoke('POST /broadcasts/v1', { apiKey: keys[i % 2], body: { name: `Now ${i}`, ...template, contact_ids: [randomUUID()] } })));
+
+    // Assess: never more than 100 running; every refusal says why
+    const created = answers.filter((r) => r.status === 201);
+    const refusals = [...new Set(answers.filter((r) => r.status !== 201).map((r) => `${r.status} ${r.body.error}`))];
+    expect(created.length).toBeLessThanOrEqual(100);
+    expect(created.length).toBeGreaterThanOrEqual(90);
+    expect(refusals.every((x) => x === '400 broadcast_limit_reached' || x === '409 broadcast_create_conflict')).toBe(true);
+    for (let i = created.length; i < 100; i++) {
+      expect((await invoke('POST /broadcasts/v1', { apiKey: keys[2], body: { name: `Fill ${i}`, ...template, contact_ids: [randomUUID()] } })).status).toBe(201);
+    }
+    const refused = await invoke('POST /broadcasts/v1', { apiKey: keys[2], body: { name: 'One too many', ...template, contact_ids: [randomUUID()] } });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({ error: 'broadcast_limit_reached', message: expect.stringContaining('100 broadcasts running') });
+    const scheduled = await invoke('POST /broadcasts/v1', { apiKey: keys[2], body: { name: 'Later', ...template, contact_ids: [randomUUID()], send_at: inAnHour() } });
+    expect(scheduled.status).toBe(201);
+
+    // A broadcast that ends gives its place to the next create (no write at its end: the create finds it finished).
+    expect(await transition(t.businessId, created[0].body.data.id, ['running'], 'completed', { completed_at: new Date().toISOString() })).toBeDefined();
+    const next = await invoke('POST /broadcasts/v1', { apiKey: keys[2], body: { name: 'In its place', ...template, contact_ids: [randomUUID()] } });
+    expect(next.status).toBe(201);
+    expect((await invoke('POST /broadcasts/v1', { apiKey: keys[2], body: { name: 'Full again', ...template, contact_ids: [randomUUID()] } })).status).toBe(400);
+  }, 120_000);
+
   it('pages recipients, filters them by status, and records delivery statuses once each', async () => {
     // Prepare: a running broadcast with three recipients sent and one skipped.
     const t = await newTenant(['messages:write', 'messages:read']);
