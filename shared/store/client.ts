@@ -17,8 +17,15 @@ export const dynamo = new DynamoDBClient({
   ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
 });
 
+/**
+ * Numbers are JSON's: what the service stores as it came (an inbound message's fields, Meta's or a client's) may hold
+ * one past 2^53, which JSON.parse read already as the nearest double, and is written and read back as that double
+ * (the document client's default refuses to write it, and reads one as a BigInt, which JSON cannot serialize). The
+ * API's own number fields are bounded before they get here (shared/http/middleware/body.ts).
+ */
 export const db = DynamoDBDocumentClient.from(dynamo, {
-  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false, allowImpreciseNumbers: true },
+  unmarshallOptions: { wrapNumbers: (value: string) => Number(value) },
 });
 
 /** The table's name, read on every use: a function without TABLE_NAME fails its first request naming it. */
