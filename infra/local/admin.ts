@@ -48,7 +48,23 @@ const fail = (message: string): never => {
   process.exit(1);
 };
 
+const USAGE = {
+  'create-business': '--name N  → { businessId, phoneNumberId }',
+  'create-key': '--business ID [--scopes a,b | --scopes all]  (default all) → { keyId, apiKey, scopes }',
+  'revoke-key': '--key-id ID  → { keyId, revoked }',
+  'add-agent': '--business ID --email E [--name N] [--role agent|admin|super_admin] [--available true|false]  → { agentId }',
+  'set-messaging': '--business ID --phone-number-id P --waba-id W [--token-stdin | --token-file F]  → { businessId, phoneNumberId, wabaId, accessToken }',
+  'move-number': '--business ID --phone-number-id P --waba-id W  → { phoneNumberId, from, to, wabaId }',
+  'rekey-contacts': '--business ID  → { businessId, rekeyed }',
+} as const;
+
 const [command, ...rest] = process.argv.slice(2);
+// Usage, on stdout as the CLI's one JSON object: `admin -- --help`, `admin -- help`, `admin -- <command> --help`.
+if (command === undefined || command === '--help' || command === '-h' || command === 'help' || rest.includes('--help') || rest.includes('-h')) {
+  const asked = command && command in USAGE ? { [command]: USAGE[command as keyof typeof USAGE] } : USAGE;
+  process.stdout.write(`${JSON.stringify({ usage: 'npm run --silent admin -- <command> [--flag value]...', commands: asked })}\n`);
+  process.exit(0);
+}
 const options = {
   name: { type: 'string' },
   business: { type: 'string' },
@@ -114,8 +130,8 @@ switch (command) {
   case 'create-key': {
     const businessId = need('business');
     await requireBusiness(businessId);
-    // Named every time (`all` for every scope): a key holds what its creator chose, never more by default.
-    const raw = values.scopes ?? fail(`--scopes is required: all, or a comma-separated list of ${SCOPES.join(', ')}`);
+    // decisions.md's `create-key --business ID [--scopes a,b | --scopes all]`: without --scopes, every scope (as the demo key).
+    const raw = values.scopes ?? 'all';
     const scopes = raw === 'all' ? [...SCOPES] : raw.split(',').map((s) => s.trim()).filter(Boolean);
     const unknown = scopes.filter((s) => !isScope(s));
     if (unknown.length) fail(`unknown scopes: ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`);
@@ -167,7 +183,7 @@ switch (command) {
     break;
   }
   default:
-    fail(`unknown command ${command ?? '(none)'}; commands: create-business, create-key, revoke-key, add-agent, set-messaging, move-number, rekey-contacts`);
+    fail(`unknown command ${command}; commands: ${Object.keys(USAGE).join(', ')} (--help for their flags)`);
 }
 process.stdout.write(`${JSON.stringify(out)}\n`);
 process.exit(0);

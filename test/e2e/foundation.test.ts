@@ -47,8 +47,13 @@ describe('local stack', () => {
     const unnamed = await run(process.execPath, ['--import', 'tsx', 'infra/local/admin.ts', 'create-key', '--business', business.businessId], {
       env: { ...process.env, DYNAMODB_ENDPOINT: stack.dynamodbEndpoint, TABLE_NAME: stack.tableName, NODE_OPTIONS: '' },
     }).then(() => 'created', (err: { stdout?: string }) => JSON.parse(err.stdout ?? '{}'));
-    expect(unnamed).toEqual({ error: expect.stringContaining('--scopes is required') });
-    const full = await admin('create-key', '--business', business.businessId, '--scopes', 'all');
+    // decisions.md: `create-key --business ID [--scopes a,b | --scopes all]`; without --scopes, every scope.
+    expect(unnamed).toBe('created');
+    const full = await admin('create-key', '--business', business.businessId);
+    expect(full.scopes).toEqual(expect.arrayContaining(['messages:write', 'contacts:read', 'team:read', 'agent:write']));
+    const help = await admin('--help');
+    expect(Object.keys(help.commands)).toEqual(['create-business', 'create-key', 'revoke-key', 'add-agent', 'set-messaging', 'move-number', 'rekey-contacts']);
+    expect((await admin('create-key', '--help')).commands).toEqual({ 'create-key': expect.stringContaining('--scopes') });
     const agent = await admin('add-agent', '--business', business.businessId, '--email', 'eve@acme.test', '--name', 'Eve', '--role', 'admin', '--available', 'false');
     const team: any = await (await get("/team/v1", full.apiKey)).json();
     expect(team.agents).toEqual([{ id: agent.agentId, name: 'Eve', email: 'eve@acme.test', role: 'admin', is_available: false, assigned_conversations: 0 }]);
