@@ -104,6 +104,9 @@ const parametersOf = (route: Route, spec: HandlerSpec | undefined) => {
   return params;
 };
 
+/** The Cloud-API-compatible send routes (with and without the version). */
+const COMPATIBLE_SENDS: ReadonlySet<string> = new Set(['POST /{version}/{id}/messages', 'POST /{id}/messages']);
+
 export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, serverUrl?: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
@@ -141,10 +144,14 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
       if (spec.bodyKind === 'multipart' && properties?.file) properties.file = { type: 'string', format: 'binary' };
       // A body the endpoint defaults when absent (v.optional, e.g. the conversation pause) is not required.
       operation.requestBody = { required: (spec.body as { type?: string }).type !== 'optional', content: { [contentType]: { schema } } };
-    } else if (requestBodies[key] ?? (key === 'POST /{version}/{id}/messages' && requestBodies['POST /messages/v1'])) {
-      // The compatible send route takes exactly the body of POST /messages/v1.
+    } else if (requestBodies[key] ?? (COMPATIBLE_SENDS.has(key) && requestBodies['POST /messages/v1'])) {
+      // The compatible send route takes the body of POST /messages/v1 in upstream style only (`messaging_product`
+      // required, as Meta requires it): its examples are those.
       const { schema, examples } = requestBodies[key] ?? requestBodies['POST /messages/v1'];
-      operation.requestBody = { required: true, content: { 'application/json': { schema, ...(examples ? { examples } : {}) } } };
+      const shown = COMPATIBLE_SENDS.has(key) && examples
+        ? Object.fromEntries(Object.entries(examples).filter(([, example]) => 'messaging_product' in (example.value as object)))
+        : examples;
+      operation.requestBody = { required: true, content: { 'application/json': { schema, ...(shown ? { examples: shown } : {}) } } };
     }
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operation;
   }

@@ -92,7 +92,13 @@ describe('OpenAPI document', () => {
     }
     const sendBody = doc.paths['/messages/v1'].post.requestBody.content['application/json'];
     expect(sendBody.schema.anyOf.map((o: any) => [o.title, o.required])).toEqual([['Message', ['to']], ['Read receipt', ['messaging_product', 'status', 'message_id']]]);
-    expect(doc.paths['/{version}/{id}/messages'].post.requestBody.content['application/json']).toEqual(sendBody);
+    // The compatible routes take the same body in upstream style only: each example they show has messaging_product.
+    for (const path of ['/{version}/{id}/messages', '/{id}/messages'].filter((p) => doc.paths[p])) {
+      const compatible = doc.paths[path].post.requestBody.content['application/json'];
+      expect(compatible.schema).toEqual(sendBody.schema);
+      expect(Object.keys(compatible.examples)).toEqual(expect.arrayContaining(['upstream', 'catalog', 'product', 'read']));
+      expect(Object.entries(compatible.examples).filter(([, e]: [string, any]) => e.value.messaging_product !== 'whatsapp')).toEqual([]);
+    }
     expect(doc.paths['/{version}/{id}/messages'].post.responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/GraphError' });
     expect(doc.paths['/{version}/{id}/messages'].post.parameters[0]).toMatchObject({ name: 'version', in: 'path', schema: { pattern: expect.any(String) } });
     expect(Object.keys(sendBody.examples)).toEqual(expect.arrayContaining(['text', 'upstream', 'image', 'template', 'location', 'reaction']));
