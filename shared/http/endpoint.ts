@@ -5,12 +5,13 @@
  */
 import { authMiddleware, scopeMiddleware } from './middleware/auth.ts';
 import { rateLimitMiddleware } from './middleware/rate-limit.ts';
+import { isCloudApiRoute } from '#shared/cloud-api/route-kind.ts';
 import { buildEndpoint, type AnySchema, type EndpointSpec, type Guards, type Out, type Run } from './pipeline.ts';
 
 export { toReply, type EndpointModule, type EndpointSpec, type RequestContext, type Run } from './pipeline.ts';
 
 const apiKeyGuards: Guards = (route) => [
-  ...(route.scope ? [authMiddleware()] : []),
+  ...(route.scope ? [authMiddleware({ tokenInQuery: isCloudApiRoute(`${route.method} ${route.path}`) })] : []),
   ...(route.limit ? [rateLimitMiddleware(route.limit)] : []),
   ...(route.scope ? [scopeMiddleware(route.scope)] : []),
 ];

@@ -6,10 +6,6 @@ const str = { type: 'string' } as const;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const obj = (properties: Record<string, unknown>, required: string[] = [], extra: Record<string, unknown> = {}) => ({ type: 'object', properties, ...(required.length ? { required } : {}), ...extra });
 
-/** A versionless Graph route's key as its versioned twin's (`POST /{id}/messages` → `POST /{version}/{id}/messages`). */
-export const versionedKey = (routeKey: string): string => routeKey.replace(/^([A-Z]+) \/\{id\}\//, '$1 /{version}/{id}/');
-
-export const isCloudApiRoute = (routeKey: string): boolean => versionedKey(routeKey).includes(' /{version}/');
 
 export const cloudApiSchemas: Record<string, unknown> = {
   GraphError: obj(

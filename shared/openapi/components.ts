@@ -3,7 +3,8 @@
  * "Errors" and decisions.md), referenced from the generated document as `#/components/schemas/<Name>`.
  * Request bodies come from the handlers' valibot schemas; these describe what the service answers.
  */
-import { cloudApiExamples, cloudApiSchemas, cloudApiSuccess, isCloudApiRoute, orReadReceipt } from './cloud-api.ts';
+import { cloudApiExamples, cloudApiSchemas, cloudApiSuccess, orReadReceipt } from './cloud-api.ts';
+import { isCloudApiRoute } from '#shared/cloud-api/route-kind.ts';
 const str = { type: 'string' } as const;
 const uuid = { type: 'string', format: 'uuid' } as const;
 const time = { type: 'string', format: 'date-time' } as const;

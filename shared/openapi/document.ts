@@ -9,7 +9,7 @@ import { EVENT_NAMES } from '#shared/events/names.ts';
 import { TEST_EVENT } from '#shared/webhooks/model.ts';
 import { SCOPES } from '#shared/auth/scopes.ts';
 import { errorBody, eventData, requestBodies, schemas, successBodies } from './components.ts';
-import { versionedKey } from './cloud-api.ts';
+import { versionedKey } from '#shared/cloud-api/route-kind.ts';
 
 export interface HandlerSpec {
   route: string;

@@ -25,10 +25,20 @@ export const authenticate = async (authorization: string | undefined): Promise<A
   return { businessId: record.businessId, keyId: record.keyId, scopes: record.scopes };
 };
 
+/**
+ * The Authorization header, or on a Cloud-API-compatible route without one, the `access_token` query parameter, as
+ * Graph takes it (Chatwoot lists templates with it).
+ */
+const credentialsOf = (event: APIGatewayProxyEventV2, tokenInQuery: boolean): string | undefined => {
+  const header = event.headers?.authorization;
+  const token = event.queryStringParameters?.access_token;
+  return header === undefined && tokenInQuery && token ? `Bearer ${token}` : header;
+};
+
 /** Who is calling: the key's business and scopes (401 without a valid key). */
-export const authMiddleware = (): MiddlewareObj<APIGatewayProxyEventV2> => ({
+export const authMiddleware = ({ tokenInQuery = false } = {}): MiddlewareObj<APIGatewayProxyEventV2> => ({
   before: async (request) => {
-    const auth = await authenticate(request.event.headers?.authorization);
+    const auth = await authenticate(credentialsOf(request.event, tokenInQuery));
     state(request.event).auth = auth;
     logger.appendKeys({ businessId: auth.businessId });
   },

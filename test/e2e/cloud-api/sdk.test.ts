@@ -166,6 +166,23 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(await own.json()).toMatchObject({ id: pngId, mime_type: 'image/png' });
   }, 60_000);
 
+  it('takes the access token in the query string on the Graph paths, as Chatwoot lists templates and Graph accepts it; not on the service\'s own paths', async () => {
+    // Prepare
+    const { t, wabaId } = await chat();
+
+    // Act: no Authorization header
+    const templates = await fetch(`${m.stack.url}/v14.0/${wabaId}/message_templates?access_token=${t.apiKey}`);
+    const wrong = await fetch(`${m.stack.url}/v14.0/${wabaId}/message_templates?access_token=wak_${'x'.repeat(40)}`);
+    const own = await fetch(`${m.stack.url}/team/v1?access_token=${t.apiKey}`);
+
+    // Assess
+    expect(templates.status).toBe(200);
+    expect(((await templates.json()) as { data: { name: string }[] }).data.map((x) => x.name)).toContain('order_update');
+    expect(wrong.status).toBe(401);
+    expect(((await wrong.json()) as any).error).toMatchObject({ code: 190, type: 'OAuthException' });
+    expect(own.status).toBe(401);
+  });
+
   it("answers Graph's versionless calls (the app's default version), as clients that resolve paths against a base URL ending in /v23.0 make them", async () => {
     // Prepare
     const { t, to, wabaId } = await chat();

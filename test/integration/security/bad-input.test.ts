@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { routes, type Route } from '#shared/routes.ts';
-import { isCloudApiRoute } from '#shared/openapi/cloud-api.ts';
+import { isCloudApiRoute } from '#shared/cloud-api/route-kind.ts';
 import type { TestTenant } from '../../support/api.ts';
 
 // The fuzzer must meet validation, not the rate limiter: its key gets room (set before config is first read).

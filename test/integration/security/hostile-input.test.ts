@@ -12,7 +12,7 @@
  */
 import fc from 'fast-check';
 import { routes, type Route } from '#shared/routes.ts';
-import { isCloudApiRoute } from '#shared/openapi/cloud-api.ts';
+import { isCloudApiRoute } from '#shared/cloud-api/route-kind.ts';
 import type { TestTenant } from '../../support/api.ts';
 import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 import { seedsFor, type Seed } from './hostile-seeds.ts';

@@ -4,7 +4,7 @@
  * that part. Free-form objects are filled in (custom fields, v3 filters, legacy rules, template components,
  * interactive and contact cards), since those are where client-chosen names and sizes go deepest.
  */
-import { isCloudApiRoute } from '#shared/openapi/cloud-api.ts';
+import { isCloudApiRoute } from '#shared/cloud-api/route-kind.ts';
 
 export interface Seed {
   body?: unknown;
