@@ -65,6 +65,11 @@ export async function putRecipients(businessId: string, broadcastId: string, rec
   })), { concurrency: 8 });
 }
 
+/** Removes recipients a start froze for a broadcast cancelled before it started (none of them was ever sent to). */
+export async function deleteRecipients(businessId: string, broadcastId: string, contactIds: string[]): Promise<void> {
+  await batchWriteAll(contactIds.map((contactId) => ({ DeleteRequest: { Key: keys.broadcastRecipient(businessId, broadcastId, contactId) } })), { concurrency: 8 });
+}
+
 /** The head of the send queue: recipients pending or claimed, in audience order (gsi1, eventually consistent). */
 export async function queueHead(businessId: string, broadcastId: string, limit: number): Promise<Recipient[]> {
   const { items } = await queryIndexPage(keys.broadcastQueuePk(businessId, broadcastId), { limit });

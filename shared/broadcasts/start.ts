@@ -8,7 +8,7 @@ import { commit } from '#shared/events/outbox.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { getBusiness } from '#shared/business/repository.ts';
 import { getBroadcast, transition, transitionInput, updateUsageStatus } from './repository.ts';
-import { putRecipients } from './recipients.ts';
+import { deleteRecipients, putRecipients } from './recipients.ts';
 import { AudienceUnavailable, freezeAudience } from './audience.ts';
 import { broadcastSent } from './events.ts';
 import { scheduleStart } from './scheduler.ts';
@@ -79,8 +79,14 @@ async function freeze(b: Broadcast, receiveCount: number): Promise<void> {
       [broadcastSent(b, counts, startedAt)],
     );
   } catch (err) {
-    // Cancelled while freezing, or frozen by a concurrent start: the run below sweeps or carries on.
     if (!isConditionFailure(err)) throw err;
+    // Cancelled while freezing: it ended then, with no recipients (its end event said so), and keeps none.
+    const current = await getBroadcast(b.businessId, b.id);
+    if (current?.status === 'cancelled' && !current.started_at) {
+      await deleteRecipients(b.businessId, b.id, recipients.map((r) => r.contact_id));
+      return;
+    }
+    // Frozen by a concurrent start: the run below carries on.
   }
   await enqueueRun(b.businessId, b.id);
 }

@@ -296,6 +296,39 @@ describe('broadcasts through the local stack', () => {
     await api('DELETE', `/user-webhooks/${hook.body.data.id}`);
   });
 
+  it('cancelled while its audience is being frozen, ends with no recipients: its counts stay those of its end event', async () => {
+    // Prepare: an audience large enough that freezing it takes a while
+    const hook = await api('POST', '/user-webhooks', { name: 'freeze cancel', url: receiverUrl, events: ['broadcast.completed'] });
+    const ids = await createContacts(Array.from({ length: 2000 }, (_, i) => ({ phone_number: phone(), name: `F${i}` })));
+    const { db, table } = await import('#shared/store/client.ts');
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { keys } = await import('#shared/store/keys.ts');
+    const created = await api('POST', '/broadcasts/v1', { name: 'Frozen cancel', templateName: 'hello_world', language: 'en_US', contact_ids: ids });
+    const id = created.body.data.id;
+    await waitForValue('the start step freezing the audience', async () =>
+      (await db.send(new GetCommand({ TableName: table(), Key: keys.broadcast(businessId, id), ConsistentRead: true }))).Item?.freeze_token !== undefined, 30_000, 5);
+
+    // Act
+    const cancelled = await api('POST', `/broadcasts/v1/${id}/cancel`);
+
+    // Assess: after the start step is done, the broadcast still shows what its end event said
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data).toMatchObject({ status: 'cancelled', started_at: null, counts: { total: 0, cancelled: 0 } });
+    const ends = await waitFor('end event', async () => {
+      const mine = received.filter((e) => e.event === 'broadcast.completed' && e.data?.broadcast_id === id);
+      return mine.length > 0 && mine;
+    });
+    // The start step (and any run it queued) done: every queue idle.
+    await stack.queues.idle(60_000);
+    const after = (await api('GET', `/broadcasts/v1/${id}`)).body.data;
+    // One end event (each subscription of this file to it gets its copy).
+    expect(new Set(ends.map((e) => JSON.stringify(e.data))).size).toBe(1);
+    expect(ends[0].data.counts).toEqual(after.counts);
+    expect(after.counts).toMatchObject({ total: 0, pending: 0, cancelled: 0, sent: 0 });
+    expect(await allRecipients(id)).toEqual([]);
+    await api('DELETE', `/user-webhooks/${hook.body.data.id}`);
+  });
+
   it('survives a worker dying between sending and recording, without sending anyone twice', async () => {
     // Prepare
     const { faults, SimulatedCrash } = await import('#shared/broadcasts/pipeline.ts');
