@@ -1,0 +1,66 @@
+/**
+ * `GET /{version}/{waba_id}/message_templates` as Graph answers it: the business's templates narrowed by Graph's
+ * filters (`name`, `status`, `category`, `language`, `name_or_content`), paged by `limit` with `after`/`before`
+ * cursors, projected to `fields` (with `id`), and `summary=total_count` beside them. No `paging.next` URL: the
+ * service's public address is not the request's to tell, and a client pages with `after` as well.
+ */
+import * as v from 'valibot';
+import type { UpstreamTemplate } from '#shared/upstream/client.ts';
+import { validationError } from '#shared/http/errors.ts';
+
+/** Graph's default page of templates, and the largest it takes. */
+const DEFAULT_LIMIT = 25;
+const MAX_LIMIT = 1000;
+
+const list = (value: string | undefined) => value?.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean);
+
+export const templateListQuery = v.looseObject({
+  name: v.optional(v.string()),
+  status: v.optional(v.string()),
+  category: v.optional(v.string()),
+  language: v.optional(v.string()),
+  name_or_content: v.optional(v.string()),
+  fields: v.optional(v.string()),
+  summary: v.optional(v.string()),
+  limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'limit must be a whole number'), v.transform(Number), v.minValue(1, 'limit must be at least 1'), v.maxValue(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`))),
+  after: v.optional(v.string()),
+  before: v.optional(v.string()),
+});
+export type TemplateListQuery = v.InferOutput<typeof templateListQuery>;
+
+const cursorOf = (index: number) => Buffer.from(`i:${index}`).toString('base64url');
+function indexOf(cursor: string, name: string, size: number): number {
+  const m = /^i:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m || Number(m[1]) > size) throw validationError({ [name]: ['is not a cursor of this list'] }, `Invalid cursor: ${name}`);
+  return Number(m[1]);
+}
+
+/** Every text of a template's components (its body, header, footer and buttons), for `name_or_content`. */
+const textsOf = (t: UpstreamTemplate): string[] =>
+  t.components.flatMap((c) => [c.text, ...(Array.isArray(c.buttons) ? c.buttons.map((b: Record<string, unknown>) => b.text) : [])]).filter((x): x is string => typeof x === 'string');
+
+export function selectTemplates(templates: UpstreamTemplate[], q: TemplateListQuery) {
+  const statuses = list(q.status);
+  const categories = list(q.category);
+  const needle = q.name_or_content?.toLowerCase();
+  const matching = templates.filter((t) =>
+    (q.name === undefined || t.name === q.name)
+    && (!statuses?.length || statuses.includes(String(t.status).toUpperCase()))
+    && (!categories?.length || categories.includes(String(t.category ?? '').toUpperCase()))
+    && (q.language === undefined || t.language === q.language)
+    && (needle === undefined || t.name.toLowerCase().includes(needle) || textsOf(t).some((text) => text.toLowerCase().includes(needle))));
+
+  const limit = q.limit ?? DEFAULT_LIMIT;
+  const end = q.before !== undefined ? indexOf(q.before, 'before', matching.length) : undefined;
+  const start = q.after !== undefined ? indexOf(q.after, 'after', matching.length) : end !== undefined ? Math.max(0, end - limit) : 0;
+  const pageEnd = Math.min(end ?? matching.length, start + limit);
+  const page = matching.slice(start, pageEnd);
+
+  const fields = q.fields?.split(',').map((f) => f.trim()).filter(Boolean);
+  const data = fields?.length
+    ? page.map((t) => Object.fromEntries([['id', t.id], ...fields.map((f) => [f, (t as unknown as Record<string, unknown>)[f]])].filter(([, value]) => value !== undefined)))
+    : page;
+  const cursors = page.length ? { before: cursorOf(start), after: cursorOf(pageEnd) } : {};
+  const summary = q.summary?.split(',').map((s) => s.trim()).includes('total_count') ? { summary: { total_count: matching.length } } : {};
+  return { data, paging: { cursors }, ...summary };
+}
