@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { uploadMedia } from '#shared/media/upload-service.ts';
-import { deleteMediaRecord, getMedia, newExpiry, putMedia, type MediaRecord } from '#shared/media/repository.ts';
+import { deleteMediaRecord, fileSha256, getMedia, newExpiry, putMedia, type MediaRecord } from '#shared/media/repository.ts';
 import { deleteObject, objectKeys, presignGet, putObject } from '#shared/media/storage.ts';
 import { deleteFromUpstream, upstreamMediaInfo } from '#shared/media/upstream-media.ts';
 import { MEDIA_RULES, type MediaType } from '#shared/media/formats.ts';
@@ -66,6 +66,7 @@ async function keepFromUpstream(businessId: string, mediaId: string, found: { ph
     mimeType: mime,
     fileSize: bytes.length,
     s3Key,
+    sha256: fileSha256(bytes),
     createdAt: new Date().toISOString(),
     expiresAt: newExpiry(),
   };
@@ -79,22 +80,21 @@ async function keepFromUpstream(businessId: string, mediaId: string, found: { ph
  */
 export async function cloudMediaInfo(businessId: string, mediaId: string, phoneNumberId?: string, baseUrl?: string) {
   let record = await ownRecord(businessId, mediaId, phoneNumberId);
-  let upstream: MediaInfo | undefined;
   if (!record) {
     const found = await upstreamOnly(businessId, mediaId, phoneNumberId);
     if (!found) throw unknownObject(mediaId, 'GET');
     record = await keepFromUpstream(businessId, mediaId, found);
-    upstream = found.info;
   }
   const [info, presigned] = await Promise.all([
-    upstream ?? upstreamMediaInfo(businessId, record.phoneNumberId, mediaId).catch(() => undefined),
+    // Records carry their file's hash; an older one asks the upstream.
+    record.sha256 ? undefined : upstreamMediaInfo(businessId, record.phoneNumberId, mediaId).catch(() => undefined),
     presignGet(record.s3Key, URL_SECONDS),
   ]);
   return {
     messaging_product: 'whatsapp',
     url: baseUrl ? fileLink(baseUrl, presigned) : presigned,
     mime_type: record.mimeType,
-    sha256: info?.sha256 ?? null,
+    sha256: record.sha256 ?? info?.sha256 ?? null,
     // A string in Meta's schema.
     file_size: String(record.fileSize),
     id: mediaId,

@@ -2,6 +2,7 @@
  * Media items of the single table: uploaded media (keyed by the media id the client uses), presigned
  * uploads waiting for their bytes, and media jobs (a send's proxy/conversion work and its outcome).
  */
+import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -25,9 +26,14 @@ export interface MediaRecord {
   fileSize: number;
   filename?: string;
   s3Key: string;
+  /** Hex SHA-256 of the file, as the Cloud API's media object gives it (none on records made before 2026-11-29). */
+  sha256?: string;
   createdAt: string;
   expiresAt: string;
 }
+
+/** The SHA-256 a media record carries. */
+export const fileSha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 
 export async function putMedia(record: MediaRecord): Promise<void> {
   await db.send(new PutCommand({

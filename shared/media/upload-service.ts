@@ -9,7 +9,7 @@ import { getBusiness } from '#shared/business/repository.ts';
 import { detectMime, type Detected } from './detect.ts';
 import { extensionOf, MEDIA_RULES, type MediaType } from './formats.ts';
 import { messagingNotConfigured, unsupportedFormat, uploadTooLarge } from './errors.ts';
-import { newExpiry, putMedia } from './repository.ts';
+import { fileSha256, newExpiry, putMedia } from './repository.ts';
 import { objectKeys, putObject } from './storage.ts';
 import { uploadToUpstream } from './upstream-media.ts';
 
@@ -68,6 +68,7 @@ export async function storeMedia(businessId: string, phoneNumberId: string, inpu
     fileSize: input.bytes.length,
     filename,
     s3Key,
+    sha256: fileSha256(input.bytes),
     createdAt: new Date().toISOString(),
     expiresAt: newExpiry(),
   });

@@ -4,6 +4,7 @@
  * download and delete, template list and send, an interactive list, a reply, a reaction and mark-as-read all pass,
  * and the sandbox receives what the SDK built.
  */
+import { createHash } from 'node:crypto';
 import { WhatsAppClient } from '@kapso/whatsapp-cloud-api';
 import { startMessagingStack, randomPhone, type MessagingStack, type Tenant } from '../messages/stack.ts';
 
@@ -67,7 +68,11 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     // Act
     const uploaded = await sdk.media.upload({ phoneNumberId, type: 'image/png', file: new Blob([PNG], { type: 'image/png' }), fileName: 'dot.png' });
     const image = await sdk.messages.sendImage({ phoneNumberId, to, image: { id: uploaded.id, caption: 'Nuestro catálogo' } });
+    // The upstream's media lookup failing does not take the hash away: the record carries it.
+    await m.sandbox('POST', '/__sandbox/faults', { kind: 'error', code: 100, count: 1, target: 'media' });
     const info = await sdk.media.get({ mediaId: uploaded.id, phoneNumberId });
+    // (A media id the service never stored is looked up upstream: that takes the fault if it is still there.)
+    await fetch(`${m.stack.url}/v23.0/999000111`, { headers: { authorization: `Bearer ${t.apiKey}` } });
     const bytes = await sdk.media.download({ mediaId: uploaded.id, phoneNumberId });
     // As Meta's reference downloads it: the media URL with the access token.
     const withToken = await fetch((info as { url: string }).url, { headers: { authorization: `Bearer ${t.apiKey}` } });
@@ -82,7 +87,7 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(image.messages[0].id).toMatch(/^wamid\./);
     expect((await m.sent(to)).at(-1)).toMatchObject({ type: 'image', image: { id: uploaded.id, caption: 'Nuestro catálogo' } });
     // file_size is a string in Meta's schema (example '303833').
-    expect(info).toMatchObject({ messaging_product: 'whatsapp', id: uploaded.id, mime_type: 'image/png', file_size: String(PNG.length) });
+    expect(info).toMatchObject({ messaging_product: 'whatsapp', id: uploaded.id, mime_type: 'image/png', file_size: String(PNG.length), sha256: createHash('sha256').update(PNG).digest('hex') });
     expect(Buffer.from(bytes as ArrayBuffer)).toEqual(PNG);
     expect((info as { url: string }).url.startsWith(`${m.stack.url}/media/v1/files/`)).toBe(true);
     expect(withToken.status).toBe(200);
