@@ -48,7 +48,7 @@ export interface LocalStack {
   queues: LocalQueues;
   /** The Bedrock runtime stand-in the AI agent asks (with the bedrock provider). */
   bedrock: BedrockRuntimeStandIn;
-  demo?: { businessId: string; phoneNumberId: string; apiKey: string; keyId: string };
+  demo?: { businessId: string; phoneNumberId: string; wabaId: string; apiKey: string; keyId: string };
   stop: () => Promise<void>;
 }
 
@@ -183,7 +183,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       const business = await createBusiness('Demo business');
       const key = await createApiKey(business.businessId, [...SCOPES]);
       sandbox.setDefaultPhoneNumberId(business.phoneNumberId!);
-      stack.demo = { businessId: business.businessId, phoneNumberId: business.phoneNumberId!, apiKey: key.apiKey, keyId: key.keyId };
+      stack.demo = { businessId: business.businessId, phoneNumberId: business.phoneNumberId!, wabaId: business.wabaId!, apiKey: key.apiKey, keyId: key.keyId };
     }
     return stack;
   } catch (err) {

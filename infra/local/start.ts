@@ -15,7 +15,7 @@ WhatsApp CRM service is running locally.
   Base URL:      ${stack.url}
   API key:       ${stack.demo!.apiKey}
   Business id:   ${stack.demo!.businessId}
-  Sandbox:       ${stack.sandboxUrl}   (upstream stand-in; phone number id ${stack.demo!.phoneNumberId})
+  Sandbox:       ${stack.sandboxUrl}   (upstream stand-in; phone number id ${stack.demo!.phoneNumberId}, WABA id ${stack.demo!.wabaId})
   API reference: ${stack.url}/docs
 
 DYNAMODB_ENDPOINT=${stack.dynamodbEndpoint}

@@ -20,6 +20,7 @@ interface Started {
   sandboxUrl: string;
   apiKey: string;
   businessId: string;
+  wabaId: string;
 }
 
 const isFree = (port: number) => new Promise<boolean>((resolve) => {
@@ -69,7 +70,8 @@ async function npmStart(extra: Record<string, string> = {}): Promise<Started> {
   await new Promise((r) => setTimeout(r, 200)); // the rest of the block
   const printed = Object.fromEntries([...out.matchAll(/^([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
   const line = (label: string) => new RegExp(`^\\s*${label}:\\s+(\\S+)`, 'm').exec(out)?.[1] ?? '';
-  return { child, ports: all, printed, baseUrl: line('Base URL'), sandboxUrl: line('Sandbox'), apiKey: line('API key'), businessId: line('Business id') };
+  const wabaId = /WABA id (\S+?)\)/.exec(out)?.[1] ?? '';
+  return { child, ports: all, printed, baseUrl: line('Base URL'), sandboxUrl: line('Sandbox'), apiKey: line('API key'), businessId: line('Business id'), wabaId };
 }
 
 /** Sends `signal` to the npm process only, and waits until every port of its stack is free again. */
@@ -122,6 +124,8 @@ describe('npm start, as a script meets it', () => {
       expect(s.apiKey).toMatch(/^wak_[A-Za-z0-9]{40}$/);
       expect(s.printed.DYNAMODB_ENDPOINT).toBe(`http://127.0.0.1:${s.ports[2]}`);
       expect((await fetch(`${s.baseUrl}/team/v1`, { headers: { authorization: `Bearer ${s.apiKey}` } })).status).toBe(200);
+      // The demo business's WABA id, printed for the Cloud API's template list.
+      expect((await fetch(`${s.baseUrl}/v23.0/${s.wabaId}/message_templates`, { headers: { authorization: `Bearer ${s.apiKey}` } })).status).toBe(200);
     }
     expect((await fetch(`${a!.baseUrl}/team/v1`, { headers: { authorization: `Bearer ${b!.apiKey}` } })).status).toBe(401);
   });
