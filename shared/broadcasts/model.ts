@@ -32,7 +32,7 @@ export interface Broadcast {
   template: TemplateRequest;
   audience: Audience;
   send_at: string | null;
-  /** Its place among the business's broadcasts waiting for their send_at (keys.scheduledBroadcastSlot); none when it has no send_at. */
+  /** Its place among the business's unfinished broadcasts with a send_at (keys.scheduledBroadcastSlot); none when it has no send_at. */
   schedule_slot?: number;
   created_at: string;
   updated_at: string;

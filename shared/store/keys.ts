@@ -53,7 +53,7 @@
  * | idempotency records                       | pk B#{bid}#IDEM#{scope} sk {key} (ttl)                     |
  * | broadcasts; their recipients              | pk B#{bid} sk BCAST#{id}; pk B#{bid}#BCAST#{id} sk R#{cid} |
  * | broadcasts by recency                     | gsi1 B#{bid}#BCASTS / {createdAt}#{id}                     |
- * | broadcasts waiting for their send_at (cap) | pk B#{bid}#BSCHED sk {id}, with send_at (ttl: a day after it) |
+ * | places of unfinished broadcasts (caps)    | pk B#{bid}#BSCHED (with a send_at) or B#{bid}#BRUN (started at once) sk SLOT#{n} |
  * | recipients still to send, in audience order | gsi1 B#{bid}#BCAST#{id}#Q / {seq} (sparse: removed once sent) |
  * | broadcast recipient by service message id | gsi1 B#{bid}#BMSG#{messageId} / R (set once sent)          |
  * | business message budget (minute, second)  | pk B#{bid}#MSGBUDGET#{M|S}{epoch} sk BUDGET (ttl)          |

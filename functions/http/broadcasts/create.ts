@@ -8,7 +8,7 @@ export const { handler, spec } = endpoint(
     route: 'POST /broadcasts/v1',
     summary: 'Create a broadcast (sent now, or scheduled with send_at)',
     body: createBroadcastBody,
-    responses: { 201: '{ data: Broadcast }', 400: 'validation_error, or broadcast_limit_reached (100 broadcasts waiting for their send_at)' },
+    responses: { 201: '{ data: Broadcast }', 400: 'validation_error, or broadcast_limit_reached (100 unfinished broadcasts with a send_at, or 100 started at once)' },
   },
   async ({ auth, body }) => ({ status: 201, body: { data: await createBroadcast(auth.businessId, body) } }),
 );
