@@ -3,6 +3,7 @@
  * names, statuses). A plain object answers `toString`, `constructor` or `__proto__` from Object.prototype,
  * so looking such a name up finds a function, and writing `__proto__` swaps the prototype; these two never do.
  */
+import { isStorableNumber } from './json-bounds.ts';
 
 /** A constant table to look client-chosen names up in: only its own entries answer, everything else is undefined. */
 export const lookupTable = <V>(entries: Record<string, V>): Readonly<Record<string, V | undefined>> =>
@@ -29,6 +30,8 @@ export const unstorableKeysOf = (value: unknown): string[] =>
 
 /**
  * JSON from outside that is stored as it came (Meta's notifications): parsed without the unstorable keys, at any
- * depth, so that the rest of it is kept rather than the whole refused by the marshaller. Meta never sends them.
+ * depth, and with a number the table cannot hold (past 1e126 or under 1e-130 in size) as its JSON text, so that the
+ * rest of it is kept rather than the whole refused by the table. Meta sends neither.
  */
-export const parseStorableJson = (text: string): unknown => JSON.parse(text, (key, value) => (isUnstorableKey(key) ? undefined : value));
+export const parseStorableJson = (text: string): unknown =>
+  JSON.parse(text, (key, value) => (isUnstorableKey(key) ? undefined : typeof value === 'number' && !isStorableNumber(value) ? JSON.stringify(value) : value));

@@ -492,15 +492,15 @@ describe('delivery statuses', () => {
   });
 });
 
-describe('inbound messages with numbers past 2^53', () => {
-  it('stores the message and emits message.received with the numbers as JSON reads them (it was retried until the dead-letter queue)', async () => {
+describe('inbound messages with numbers past 2^53 or outside the table\'s range', () => {
+  it('stores the message and emits message.received with the numbers as JSON reads them, and those the table cannot hold as their JSON text (it was retried until the dead-letter queue)', async () => {
     // Prepare: fields Meta may add carry numbers of any size (here beside a location's own coordinates).
     const t = await h.newTenant();
     const from = randomPhone().slice(1);
     const now = String(Math.floor(Date.now() / 1000));
     const body = `{"object":"whatsapp_business_account","entry":[{"id":"w","changes":[{"field":"messages","value":{"metadata":{"phone_number_id":"${t.phoneNumberId}"},` +
       `"contacts":[{"profile":{"name":"Big"},"wa_id":"${from}"}],"messages":[{"from":"${from}","id":"wamid.big${from}","timestamp":"${now}","type":"location",` +
-      `"location":{"latitude":19.0,"longitude":-99.1,"name":"N\\/A","big":1e21,"huge":12345678901234567890,"small":1E-7}}]}}]}]}`;
+      `"location":{"latitude":19.0,"longitude":-99.1,"name":"N\\/A","big":1e21,"huge":12345678901234567890,"small":1E-7,"past":-1e300,"tiny":1e-200}}]}}]}]}`;
 
     // Act
     const failures = await h.runWorker([body]);
@@ -509,7 +509,7 @@ describe('inbound messages with numbers past 2^53', () => {
     expect(failures).toBe(0);
     const received = h.events(t.businessId).filter((e) => e.event === 'message.received');
     expect(received).toHaveLength(1);
-    expect(received[0].data.messages[0].location).toEqual(JSON.parse(body).entry[0].changes[0].value.messages[0].location);
+    expect(received[0].data.messages[0].location).toEqual({ ...JSON.parse(body).entry[0].changes[0].value.messages[0].location, past: '-1e+300', tiny: '1e-200' });
     const conversation = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations[0];
     const messages = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversation.id } });
     expect(messages.status).toBe(200);

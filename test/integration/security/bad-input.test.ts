@@ -95,12 +95,13 @@ describe.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', (k
 const fillParams = (route: Route) =>
   Object.fromEntries([...route.path.matchAll(/\{(\w+)\}/g)].map((m) => [m[1], m[1] === 'version' ? 'v23.0' : '00000000-0000-4000-8000-000000000000']));
 
-it('refuses JSON nested past 64 levels, and numbers past 2^53 - 1 in size, with 400 on every route that reads a body', async () => {
+it('refuses JSON nested past 64 levels, numbers past 2^53 - 1 in size and numbers other than 0 under 1e-130, with 400 on every route that reads a body', async () => {
   // 10,000 levels overflowed the stack of JSON.stringify in the send's size check and the segment rules' bounds (a 500).
   const bodies = {
     '10,000 levels': `{"a":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
     '1e309 (Infinity once parsed)': '{"name":"x","custom_fields":{"k":1e309}}',
     '2^60': '{"name":"x","rules":{"v":-1152921504606846976}}',
+    '1e-200 (smaller than the table holds)': '{"name":"x","custom_fields":{"k":1e-200}}',
   };
   const wrong: string[] = [];
   const checked = routes.filter((r) => ['POST', 'PATCH', 'PUT'].includes(r.method) && r.path !== '/webhooks/upstream');
