@@ -46,7 +46,8 @@ const MAX_MESSAGE_BYTES = 256 * 1024;
  * Who sent an incoming message, as the Cloud API names them: `from` (their number, digits), and `from_user_id`
  * (their business-scoped user id), with their entry of `value.contacts` (`wa_id` / `user_id`, `profile.name`,
  * `profile.username`). A customer who writes by username may come with no number at all, and a message that names
- * no sender is the customer's of a change with a single contact entry (its `wa_id` or `user_id`).
+ * no sender is the customer's of a change with a single contact entry (its `wa_id` or `user_id`). Where several
+ * entries come, the sender's is the one with its number or user id; a single entry is the sender's.
  */
 function senderOf(value: Record<string, any>, message: Record<string, any>) {
   const contacts = Array.isArray(value.contacts) ? (value.contacts as unknown[]).filter((c): c is Record<string, any> => typeof c === 'object' && c !== null) : [];
@@ -55,7 +56,8 @@ function senderOf(value: Record<string, any>, message: Record<string, any>) {
   // A longer sender than an E.164 number (or than Meta's user ids, below) names no one.
   const phone = digits.length <= MAX_E164_DIGITS ? digits : '';
   const fromUserId = idOf(message.from_user_id);
-  const entry = only ?? contacts.find((c) => (phone && String(c.wa_id) === phone) || (fromUserId && c.user_id === fromUserId));
+  // A change's lone entry is its sender's (pywa and netflie read contacts[0] so, whatever its wa_id says).
+  const entry = only ?? contacts.find((c) => (phone && String(c.wa_id) === phone) || (fromUserId && c.user_id === fromUserId)) ?? (contacts.length === 1 ? contacts[0] : undefined);
   // The user id Meta sends beside a number (in the sender's contacts entry) names the same customer.
   const userId = fromUserId ?? idOf(entry?.user_id);
   const name = entry?.profile?.name ?? entry?.profile?.username;

@@ -492,6 +492,28 @@ describe('delivery statuses', () => {
   });
 });
 
+describe('the sender\'s contacts entry', () => {
+  it('takes a change\'s lone contacts entry as the sender\'s, whatever its wa_id says, as pywa and netflie read it (netflie\'s samples: wa_id "WHATSAPP_ID")', async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const entry = { profile: { name: 'Nombre de muestra' }, wa_id: 'WHATSAPP_ID' };
+    const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'messages', value: {
+      metadata: { phone_number_id: t.phoneNumberId }, contacts: [entry],
+      messages: [{ from, id: `wamid.lone${from}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: 'Hola' } }],
+    } }] }] });
+
+    // Act
+    expect(await h.runWorker([body])).toBe(0);
+
+    // Assess
+    const received = h.events(t.businessId).filter((e) => e.event === 'message.received');
+    expect(received.map((e) => e.data.contacts)).toEqual([[entry]]);
+    const contact = (await h.invoke('GET /contacts/v1', { apiKey: t.apiKey })).body.contacts[0];
+    expect(contact).toMatchObject({ phone_number: `+${from}`, name: 'Nombre de muestra' });
+  });
+});
+
 describe('inbound messages with numbers past 2^53 or outside the table\'s range', () => {
   it('stores the message and emits message.received with the numbers as JSON reads them, and those the table cannot hold as their JSON text (it was retried until the dead-letter queue)', async () => {
     // Prepare: fields Meta may add carry numbers of any size (here beside a location's own coordinates).
