@@ -1,8 +1,8 @@
 /**
  * `GET /{version}/{waba_id}/message_templates` as Graph answers it: the business's templates narrowed by Graph's
  * filters (`name`, `status`, `category`, `language`, `name_or_content`), paged by `limit` with `after`/`before`
- * cursors, projected to `fields` (with `id`), and `summary=total_count` beside them. No `paging.next` URL: the
- * service's public address is not the request's to tell, and a client pages with `after` as well.
+ * cursors (and `paging.next`/`previous` URLs, which pywa follows, when the request names its address), projected to
+ * `fields` (with `id`), and `summary=total_count` beside them.
  */
 import * as v from 'valibot';
 import type { UpstreamTemplate } from '#shared/upstream/client.ts';
@@ -39,7 +39,10 @@ function indexOf(cursor: string, name: string, size: number): number {
 const textsOf = (t: UpstreamTemplate): string[] =>
   t.components.flatMap((c) => [c.text, ...(Array.isArray(c.buttons) ? c.buttons.map((b: Record<string, unknown>) => b.text) : [])]).filter((x): x is string => typeof x === 'string');
 
-export function selectTemplates(templates: UpstreamTemplate[], q: TemplateListQuery) {
+/** The request's own URL with other query parameters (`pageUrl`), to link the pages before and after. */
+export type PageUrl = (query: Record<string, string>) => string;
+
+export function selectTemplates(templates: UpstreamTemplate[], q: TemplateListQuery, pageUrl?: PageUrl) {
   const statuses = list(q.status);
   const categories = list(q.category);
   const needle = q.name_or_content?.toLowerCase();
@@ -61,6 +64,11 @@ export function selectTemplates(templates: UpstreamTemplate[], q: TemplateListQu
     ? page.map((t) => Object.fromEntries([['id', t.id], ...fields.map((f) => [f, (t as unknown as Record<string, unknown>)[f]])].filter(([, value]) => value !== undefined)))
     : page;
   const cursors = page.length ? { before: cursorOf(start), after: cursorOf(pageEnd) } : {};
+  const { after: _after, before: _before, ...rest } = q as Record<string, unknown>;
+  const link = (cursor: Record<string, string>) => pageUrl!({ ...(Object.fromEntries(Object.entries(rest).map(([k, val]) => [k, String(val)]))), ...cursor });
+  const links = pageUrl && page.length
+    ? { ...(pageEnd < matching.length ? { next: link({ after: cursors.after! }) } : {}), ...(start > 0 ? { previous: link({ before: cursors.before! }) } : {}) }
+    : {};
   const summary = q.summary?.split(',').map((s) => s.trim()).includes('total_count') ? { summary: { total_count: matching.length } } : {};
-  return { data, paging: { cursors }, ...summary };
+  return { data, paging: { cursors, ...links }, ...summary };
 }

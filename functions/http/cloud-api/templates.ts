@@ -3,6 +3,7 @@ import { endpoint } from '#shared/http/endpoint.ts';
 import { graphPath, requireOwnWaba, toGraphReply } from '#shared/cloud-api/graph.ts';
 import { selectTemplates, templateListQuery } from '#shared/cloud-api/template-list.ts';
 import { listTemplates } from '#shared/upstream/client.ts';
+import { baseUrlOf } from '#shared/http/base-url.ts';
 
 export const { handler, spec } = endpoint(
   {
@@ -14,8 +15,10 @@ export const { handler, spec } = endpoint(
     errorReply: toGraphReply,
     responses: { 200: 'Cloud API template list', 400: "Graph error code 100, subcode 33: the WABA id is not this business's (Meta's unknown object)" },
   },
-  async ({ auth, params, query }) => {
+  async ({ auth, params, query, event }) => {
     await requireOwnWaba(auth.businessId, params.id, 'GET');
-    return { status: 200, body: selectTemplates(await listTemplates(auth.businessId, params.id), query) };
+    const base = baseUrlOf(event);
+    const pageUrl = base ? (q: Record<string, string>) => `${base}${event.rawPath}?${new URLSearchParams(q)}` : undefined;
+    return { status: 200, body: selectTemplates(await listTemplates(auth.businessId, params.id), query, pageUrl) };
   },
 );

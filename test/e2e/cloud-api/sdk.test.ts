@@ -142,7 +142,8 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     const byName = (await (await graph(`${wabaId}/message_templates?name=order_update`)).json()) as { data: { name: string }[] };
     const rejected = (await (await graph(`${wabaId}/message_templates?status=REJECTED`)).json()) as { data: unknown[] };
     const firstPage = (await (await graph(`${wabaId}/message_templates?limit=1&fields=name&summary=total_count`)).json()) as any;
-    const secondPage = (await (await graph(`${wabaId}/message_templates?limit=1&fields=name&after=${firstPage.paging.cursors.after}`)).json()) as any;
+    // pywa follows paging.next (a URL of this service, as Graph's are of Graph).
+    const secondPage = (await (await fetch(firstPage.paging.next, { headers: { authorization: `Bearer ${t.apiKey}` } })).json()) as any;
     // Meta's own upload example: `type=ogg` (not a MIME type); and a PNG sent as octet-stream.
     const ogg = Buffer.concat([Buffer.from('OggS'), Buffer.alloc(24), Buffer.from('OpusHead'), Buffer.alloc(64)]);
     const audio = await upload(new Blob([ogg], { type: 'application/octet-stream' }), 'ogg');
@@ -167,6 +168,8 @@ describe('@kapso/whatsapp-cloud-api against the service', () => {
     expect(firstPage.summary.total_count).toBeGreaterThan(1);
     expect(secondPage.data).toHaveLength(1);
     expect(secondPage.data[0].name).not.toBe(firstPage.data[0].name);
+    expect(firstPage.paging.previous).toBeUndefined();
+    expect(secondPage.paging.previous).toMatch(new RegExp(`^${m.stack.url}/v23.0/${wabaId}/message_templates\\?.*before=`));
     expect(audio.status).toBe(200);
     expect(png.status).toBe(200);
     expect(inQuery.status).toBe(200);

@@ -38,6 +38,15 @@ describe('the Cloud API template list', () => {
     expect(ids(select({}))).toEqual(['1', '2', '3', '4', '5']);
   });
 
+  it('links the pages before and after with the request\'s own URL, its other parameters kept', () => {
+    const url = (q: Record<string, string>) => `https://api.example/v23.0/w/message_templates?${new URLSearchParams(q)}`;
+    const second = selectTemplates(templates, v.parse(templateListQuery, { limit: '2', status: 'APPROVED', after: select({ limit: '1', status: 'APPROVED' }).paging.cursors.after! }), url);
+    expect(ids(second)).toEqual(['3', '5']);
+    expect(second.paging).toEqual({ cursors: expect.any(Object), previous: expect.stringContaining('status=APPROVED&limit=2&before=') });
+    const first = selectTemplates(templates, v.parse(templateListQuery, { limit: '1' }), url);
+    expect(new URL((first.paging as { next: string }).next).searchParams.get('after')).toBe(first.paging.cursors.after);
+  });
+
   it('answers only the fields asked for, with the id', () => {
     expect(select({ fields: 'name,status', limit: '1' }).data).toEqual([{ id: '1', name: 'hello_world', status: 'APPROVED' }]);
   });
