@@ -7,6 +7,7 @@
 import * as v from 'valibot';
 import type { UpstreamTemplate } from '#shared/upstream/client.ts';
 import { validationError } from '#shared/http/errors.ts';
+import { ownValue } from '#shared/lang/client-keys.ts';
 
 /** Graph's default page of templates, and the largest it takes. */
 const DEFAULT_LIMIT = 25;
@@ -61,7 +62,7 @@ export function selectTemplates(templates: UpstreamTemplate[], q: TemplateListQu
 
   const fields = q.fields?.split(',').map((f) => f.trim()).filter(Boolean);
   const data = fields?.length
-    ? page.map((t) => Object.fromEntries([['id', t.id], ...fields.map((f) => [f, (t as unknown as Record<string, unknown>)[f]])].filter(([, value]) => value !== undefined)))
+    ? page.map((t) => Object.fromEntries([['id', t.id], ...fields.map((f) => [f, ownValue(t as unknown as Record<string, unknown>, f)])].filter(([, value]) => value !== undefined)))
     : page;
   const cursors = page.length ? { before: cursorOf(start), after: cursorOf(pageEnd) } : {};
   const { after: _after, before: _before, ...rest } = q as Record<string, unknown>;

@@ -49,6 +49,8 @@ describe('the Cloud API template list', () => {
 
   it('answers only the fields asked for, with the id', () => {
     expect(select({ fields: 'name,status', limit: '1' }).data).toEqual([{ id: '1', name: 'hello_world', status: 'APPROVED' }]);
+    // A field name is looked up among the template's own members only.
+    expect(JSON.stringify(select({ fields: 'constructor,__proto__,toString', limit: '1' }).data)).toBe('[{"id":"1"}]');
   });
 
   it('refuses a cursor it did not make and a limit out of range', () => {
