@@ -1,7 +1,8 @@
 /**
  * The upstream-events worker: processes the webhook bodies `POST /webhooks/upstream` accepted. Each change is
- * routed to its business by `metadata.phone_number_id`; incoming messages are stored (shared/messages/inbound.ts)
- * and statuses applied (shared/messages/status.ts). A status for a wamid not stored yet (the send's own write
+ * routed to its business by `metadata.phone_number_id`; incoming messages are stored (shared/messages/inbound.ts),
+ * statuses applied (shared/messages/status.ts), and customers' marketing preferences (`user_preferences`) set their
+ * contacts' `opted_out` (shared/contacts/marketing-preferences.ts). A status for a wamid not stored yet (the send's own write
  * may still be in flight) fails the record so SQS delivers it again, once every other part of the record is done
  * (a repeat changes nothing they did); an old one is dropped, and so is one still
  * unknown at the queue's last receive (a status of a message this service never sent, e.g. from another app on the
@@ -14,6 +15,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { findBusinessByPhoneNumberId } from '#shared/business/repository.ts';
 import { recordInbound } from '#shared/messages/inbound.ts';
 import { applyStatus } from '#shared/messages/status.ts';
+import { applyMarketingPreference } from '#shared/contacts/marketing-preferences.ts';
 import { logger } from '#shared/log/logger.ts';
 import { throwIfConfigurationError } from '#shared/queue/worker-failures.ts';
 import { workers } from '#shared/routes.ts';
@@ -48,12 +50,18 @@ async function processRecord(record: SQSRecord): Promise<void> {
   let waiting: NotYetKnown | undefined;
   for (const entry of listOf(payload.entry, 'entry', messageId)) {
     for (const change of listOf(entry?.changes, 'changes', messageId)) {
-      if (change?.field !== 'messages' || !isObject(change.value)) continue;
+      if ((change?.field !== 'messages' && change?.field !== 'user_preferences') || !isObject(change.value)) continue;
       const value = change.value;
       const phoneNumberId = String(value.metadata?.phone_number_id ?? '');
       const businessId = phoneNumberId ? await findBusinessByPhoneNumberId(phoneNumberId) : undefined;
       if (!businessId) {
         logger.warn('upstream event for an unknown phone number id dropped', { phoneNumberId });
+        continue;
+      }
+      if (change.field === 'user_preferences') {
+        for (const preference of listOf(value.user_preferences, 'user_preferences', messageId)) {
+          if (isObject(preference)) await applyMarketingPreference(businessId, preference);
+        }
         continue;
       }
       for (const message of listOf(value.messages, 'messages', messageId)) {

@@ -492,6 +492,33 @@ describe('delivery statuses', () => {
   });
 });
 
+describe('customers\' marketing preferences (user_preferences)', () => {
+  it('opts a contact out on "stop" and back in on "resume", with contact.updated once each; a number without a contact changes nothing', async () => {
+    // Prepare: a customer who wrote in (their contact exists), as pywa's user_marketing_preferences.json reports them.
+    const t = await h.newTenant();
+    const from = randomPhone();
+    await h.inbound(t.phoneNumberId, from);
+    expect(await h.drain()).toBe(0);
+    const preference = (value: string, waId = from.slice(1)) => JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'w', changes: [{ field: 'user_preferences', value: {
+      messaging_product: 'whatsapp', metadata: { phone_number_id: t.phoneNumberId }, contacts: [{ profile: { name: 'Test Name' }, wa_id: waId }],
+      user_preferences: [{ wa_id: waId, detail: `User requested to ${value} marketing messages`, category: 'marketing_messages', value, timestamp: Math.floor(Date.now() / 1000) }],
+    } }] }] });
+    const contact = async () => (await h.invoke('GET /contacts/v1', { apiKey: t.apiKey })).body.contacts as { phone_number: string; opted_out: boolean }[];
+    const updates = () => h.events(t.businessId).filter((e) => e.event === 'contact.updated');
+
+    // Act + Assess
+    expect(await h.runWorker([preference('stop')])).toBe(0);
+    expect((await contact()).map((c) => [c.phone_number, c.opted_out])).toEqual([[from, true]]);
+    expect(await h.runWorker([preference('stop')])).toBe(0);
+    expect(updates()).toHaveLength(1);
+    expect(await h.runWorker([preference('resume')])).toBe(0);
+    expect((await contact()).map((c) => c.opted_out)).toEqual([false]);
+    expect(updates()).toHaveLength(2);
+    expect(await h.runWorker([preference('stop', '5215500000000')])).toBe(0);
+    expect((await contact())).toHaveLength(1);
+  });
+});
+
 describe('the sender\'s contacts entry', () => {
   it('takes a change\'s lone contacts entry as the sender\'s, whatever its wa_id says, as pywa and netflie read it (netflie\'s samples: wa_id "WHATSAPP_ID")', async () => {
     // Prepare
