@@ -16,6 +16,7 @@ import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { EventName } from '#shared/events/names.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
+import { templateContext } from '#shared/templates/error-context.ts';
 import { UpstreamError } from '#shared/upstream/client.ts';
 import { getConversation, conversationTouch } from '#shared/conversations/repository.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
@@ -85,11 +86,10 @@ export async function applyStatus(businessId: string, status: Record<string, any
 function deliveryError(status: Record<string, any>, message: Message): Record<string, unknown> {
   const e = (status.errors as Record<string, any>[] | undefined)?.[0];
   const code = Number(e?.code) || undefined;
-  const template = message.payload?.template as { name?: string; language?: { code?: string } } | undefined;
   const mapped = code === undefined
     // Meta's schema makes `errors` optional: without a code there is none to report (not the HTTP status of a call).
     ? { code: 'unknown', error: 'upstream_error', message: String(e?.message ?? e?.title ?? 'The upstream platform reported the message as failed, without an error code') }
-    : toDeliveryError(new UpstreamError(String(e?.message ?? e?.title ?? 'Message failed'), 400, code, e?.error_data?.details, false), { templateName: template?.name, language: template?.language?.code });
+    : toDeliveryError(new UpstreamError(String(e?.message ?? e?.title ?? 'Message failed'), 400, code, e?.error_data?.details, false), { ...templateContext(message.payload ?? {}), messageId: message.id });
   // `details` is an object whatever the code, as a send's 132000 has it: Meta's own words under `upstream`.
   const details = 'details' in mapped && mapped.details ? mapped.details : e?.error_data?.details ? { upstream: e.error_data.details } : undefined;
   return { code: mapped.code, error: mapped.error, message: mapped.message, ...(e?.title ? { title: e.title } : {}), ...(details ? { details } : {}) };

@@ -101,7 +101,7 @@ const UNAVAILABLE_RETRY_SECONDS = 5;
 const isThrottle = (err: UpstreamError): boolean => err.code === 130429 || err.status === 429;
 
 /** `context.messageId`, the stored message the failure belongs to, is what the retry instructions name. */
-export function toDeliveryError(err: UpstreamError, context: { templateName?: string; language?: string; messageId?: string } = {}): DeliveryError {
+export function toDeliveryError(err: UpstreamError, context: { templateName?: string; language?: string; messageId: string }): DeliveryError {
   const entry = listedCode(err);
   if (entry) {
     return {
@@ -119,7 +119,7 @@ export function toDeliveryError(err: UpstreamError, context: { templateName?: st
       message: throttled ? 'The upstream platform is throttling this phone number; the message was not sent.' : `The upstream platform did not accept the message after retries: ${err.message}`,
       code: String(err.code ?? (err.status || 'timeout')),
       action_required: 'retry_later',
-      instructions: `Retry the message later with POST /messages/v1/${context.messageId ?? '{id}'}/retry.`,
+      instructions: `Retry the message later with POST /messages/v1/${context.messageId}/retry.`,
       retry_after: throttled ? THROTTLED_RETRY_SECONDS : UNAVAILABLE_RETRY_SECONDS,
     };
   }

@@ -4,6 +4,8 @@ import { isValidSignature, signatureOf } from '#shared/upstream/signature.ts';
 
 const upstream = (code: number | undefined, opts: Partial<{ status: number; transient: boolean; message: string }> = {}) =>
   new UpstreamError(opts.message ?? 'upstream says no', opts.status ?? 400, code, 'details', opts.transient ?? false);
+/** The stored message a failure belongs to. */
+const failed = { messageId: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b' };
 
 describe('upstream delivery codes', () => {
   it.each([
@@ -21,27 +23,27 @@ describe('upstream delivery codes', () => {
     [131051, 'unsupported_media_type'],
     [131053, 'file_too_large'],
   ])('maps %i to %s with code, action_required and instructions', (code, error) => {
-    const out = toDeliveryError(upstream(code), { templateName: 'x', language: 'es_MX' });
+    const out = toDeliveryError(upstream(code), { templateName: 'x', language: 'es_MX', ...failed });
     expect(out).toMatchObject({ status: 400, error, code: String(code), action_required: expect.any(String), instructions: expect.any(String), message: expect.any(String) });
     if (String(code).startsWith('132')) expect(out.details).toMatchObject({ template_name: 'x', language: 'es_MX' });
     else expect(out.details).toBeUndefined();
   });
 
   it('gives the 24-hour window remedy for 131047', () => {
-    expect(toDeliveryError(upstream(131047)).instructions).toMatch(/template.*wait for the user.*retry later/i);
+    expect(toDeliveryError(upstream(131047), failed).instructions).toMatch(/template.*wait for the user.*retry later/i);
   });
 
   it('keeps the other 132 codes (parameters, format) as the upstream said them', () => {
-    expect(toDeliveryError(upstream(132012, { message: '(#132012) Parameter format does not match format in the created template' }))).toMatchObject({ error: 'upstream_error', code: '132012' });
+    expect(toDeliveryError(upstream(132012, { message: '(#132012) Parameter format does not match format in the created template' }), failed)).toMatchObject({ error: 'upstream_error', code: '132012' });
   });
 
   it('keeps an unknown code and its upstream message', () => {
-    expect(toDeliveryError(upstream(131999, { message: '(#131999) Something new' }))).toMatchObject({ code: '131999', message: '(#131999) Something new' });
+    expect(toDeliveryError(upstream(131999, { message: '(#131999) Something new' }), failed)).toMatchObject({ code: '131999', message: '(#131999) Something new' });
   });
 
   it('answers exhausted transient faults as 429 (throttled) or 502', () => {
-    expect(toDeliveryError(upstream(130429, { status: 429, transient: true }))).toMatchObject({ status: 429, code: '130429', retry_after: 30 });
-    expect(toDeliveryError(upstream(undefined, { status: 0, transient: true }))).toMatchObject({ status: 502, error: 'upstream_unavailable', retry_after: 5 });
+    expect(toDeliveryError(upstream(130429, { status: 429, transient: true }), failed)).toMatchObject({ status: 429, code: '130429', retry_after: 30 });
+    expect(toDeliveryError(upstream(undefined, { status: 0, transient: true }), failed)).toMatchObject({ status: 502, error: 'upstream_unavailable', retry_after: 5 });
   });
 });
 
