@@ -11,7 +11,6 @@ import { forbidden, type ApiError } from '#shared/http/errors.ts';
 import { db, table } from '#shared/store/client.ts';
 import { keys, type OwnedKind } from '#shared/store/keys.ts';
 
-
 const label: Record<OwnedKind, string> = { contact: 'contact', stage: 'funnel stage', conversation: 'conversation', message: 'message', broadcast: 'broadcast' };
 
 /** The owner pointer of a new record: part of the record's create transaction. */

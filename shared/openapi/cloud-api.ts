@@ -6,7 +6,6 @@ const str = { type: 'string' } as const;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const obj = (properties: Record<string, unknown>, required: string[] = [], extra: Record<string, unknown> = {}) => ({ type: 'object', properties, ...(required.length ? { required } : {}), ...extra });
 
-
 export const cloudApiSchemas: Record<string, unknown> = {
   GraphError: obj(
     {
