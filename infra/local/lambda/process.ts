@@ -18,7 +18,7 @@ export class FunctionError extends Error {
   }
 }
 
-interface Pending { resolve: (v: unknown) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }
+interface Pending { child: ChildProcess; resolve: (v: unknown) => void; reject: (e: unknown) => void; timer: NodeJS.Timeout }
 
 export interface FunctionProcessOptions {
   /** Handler module under functions/, e.g. `http/messages/send` (names the function). */
@@ -67,36 +67,53 @@ export class FunctionProcess {
     child.on('message', (m: { id?: number; result?: unknown; error?: { name: string; message: string; stack?: string } }) => {
       const p = m.id === undefined ? undefined : this.pending.get(m.id);
       if (!p) return;
-      this.pending.delete(m.id!);
-      clearTimeout(p.timer);
+      this.settle(m.id!);
       if (m.error) p.reject(new FunctionError(this.name, m.error.name, m.error.message, m.error.stack));
       else p.resolve(m.result);
     });
-    child.on('exit', (code) => {
-      for (const [id, p] of this.pending) {
-        clearTimeout(p.timer);
-        p.reject(new FunctionError(this.name, 'Runtime.ExitError', `exited with ${code}`));
-        this.pending.delete(id);
-      }
-      this.child = undefined;
-      this.ready = undefined;
-    });
+    // A process that cannot be started or written to fails the invocations it holds, not the caller's process.
+    child.on('error', (err) => this.fail(child, 'Runtime.ExitError', err.message));
+    child.on('exit', (code) => this.fail(child, 'Runtime.ExitError', `exited with ${code}`));
     return this.ready;
+  }
+
+  /** Takes `child` out of service: the next invocation starts a new container, as Lambda does after a time-out. */
+  private retire(child: ChildProcess): void {
+    if (this.child !== child) return;
+    this.child = undefined;
+    this.ready = undefined;
+  }
+
+  private settle(id: number): void {
+    clearTimeout(this.pending.get(id)?.timer);
+    this.pending.delete(id);
+  }
+
+  /** Rejects what `child` still holds (only its own invocations: a retired container may exit after a new one started). */
+  private fail(child: ChildProcess, errorName: string, message: string): void {
+    this.retire(child);
+    for (const [id, p] of this.pending) {
+      if (p.child !== child) continue;
+      this.settle(id);
+      p.reject(new FunctionError(this.name, errorName, message));
+    }
   }
 
   /** Invokes the function with `event`; resolves with its result, rejects with a FunctionError. */
   invoke<T = unknown>(event: unknown): Promise<T> {
     const run = async () => {
       await this.start();
+      const child = this.child!;
       const id = this.nextId++;
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(() => {
-          this.pending.delete(id);
-          reject(new FunctionError(this.name, 'Sandbox.Timedout', `timed out after ${this.options.timeoutMs} ms`));
-          this.child?.kill();
+          this.fail(child, 'Sandbox.Timedout', `timed out after ${this.options.timeoutMs} ms`);
+          child.kill();
         }, this.options.timeoutMs);
-        this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
-        this.child!.send({ id, event, functionName: this.name, timeoutMs: this.options.timeoutMs });
+        this.pending.set(id, { child, resolve: resolve as (v: unknown) => void, reject, timer });
+        child.send({ id, event, functionName: this.name, timeoutMs: this.options.timeoutMs }, (err) => {
+          if (err) this.fail(child, 'Runtime.ExitError', err.message);
+        });
       });
     };
     const result = this.queue.then(run, run);
@@ -104,9 +121,11 @@ export class FunctionProcess {
     return result;
   }
 
+  /** Stops the container; an invocation made meanwhile starts a new one. */
   async stop(): Promise<void> {
     const child = this.child;
     if (!child) return;
+    this.retire(child);
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill();
