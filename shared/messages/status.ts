@@ -48,10 +48,14 @@ const EVENT = new Map<string, EventName>([
 
 /**
  * What the Cloud API said, unchanged: the status object (pricing, conversation, errors[].error_data...) as
- * `statuses`, like `message.received` carries `messages`; and the client's `biz_opaque_callback_data` of the send.
+ * `statuses`, like `message.received` carries `messages`; and the client's `biz_opaque_callback_data` of the send,
+ * beside it and in the status object, where the service's own message id (passed when the client set none) is left out.
  */
-const upstreamStatus = (status: Record<string, any>, message: Message) =>
-  ({ statuses: [status], ...clientCallbackData(message, status.biz_opaque_callback_data) });
+const upstreamStatus = (status: Record<string, any>, message: Message) => {
+  const { biz_opaque_callback_data: passed, ...rest } = status;
+  const client = clientCallbackData(message, passed);
+  return { statuses: [{ ...rest, ...client }], ...client };
+};
 
 /** How often a status is re-read and applied again when another status of the message moved it meanwhile. */
 const APPLY_ATTEMPTS = 5;

@@ -298,6 +298,19 @@ describe('status webhooks reach the status events unchanged', () => {
     })]);
   });
 
+  it('carries no biz_opaque_callback_data in the status events of a send that set none, not even in statuses (the service\'s own id passed upstream stays its own)', async () => {
+    const { t, to } = await h.openChat();
+    const wamid = (await h.send(t.apiKey, { to, content: 'hola' })).body.messages[0].wamid;
+
+    await h.status(wamid, 'delivered');
+    expect(await h.drain()).toBe(0);
+
+    const delivered = h.events(t.businessId).find((e) => e.event === 'message.delivered');
+    expect(delivered?.data.statuses).toEqual([expect.objectContaining({ id: wamid, status: 'delivered' })]);
+    expect(delivered?.data).not.toHaveProperty('biz_opaque_callback_data');
+    expect(delivered?.data.statuses[0]).not.toHaveProperty('biz_opaque_callback_data');
+  });
+
   it("carries the client's biz_opaque_callback_data in the message.failed of a send refused upstream, and none of its own", async () => {
     // Prepare: no inbound message, so a free-form send fails with 131047
     const t = await h.newTenant();
