@@ -23,7 +23,10 @@ export type BulkBody = v.InferOutput<typeof bulkBody>;
 
 /** A bulk item takes the fields of its single-contact request (POST or PATCH /contacts/v1), so none is dropped. */
 
-export const bulkCreateItem = v.pipe(v.object({ phone_number: v.string('is required'), ...createContactFields }), withinContactSize());
+export const bulkCreateItem = v.pipe(
+  v.object({ phone_number: v.string((issue) => (issue.input === undefined ? 'is required' : 'must be a string')), ...createContactFields }),
+  withinContactSize(),
+);
 
 export const bulkUpdateItem = v.object({ id: uuid(), ...updateContactFields });
 

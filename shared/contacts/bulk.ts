@@ -21,7 +21,7 @@ import { contactStageChanged } from '#shared/funnel/events.ts';
 import { moveContact } from '#shared/funnel/move.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 import type { Contact } from './model.ts';
-import { normalizePhone } from './phone.ts';
+import { internationalPhone, PHONE_FORMAT } from './phone.ts';
 import { batchGetContacts, batchGetPhoneClaims, contactPut, newContact, identityReleases, phoneClaim, type StoredContact } from './repository.ts';
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { applyFieldPatch, createContact, deleteContact, updateContact, type FieldPatch } from './service.ts';
@@ -65,12 +65,12 @@ async function bulkCreate(bid: string, input: unknown[], results: BulkItemResult
     if (!parsed.success) {
       const details = toFieldErrors(parsed.issues);
       results[index] = details.phone_number
-        ? fail(null, 'invalid_phone_number', 'phone_number is required', shown)
+        ? fail(null, 'invalid_phone_number', `phone_number ${details.phone_number[0]}`, shown)
         : fail(null, 'create_failed', summarize(details), shown);
       return;
     }
-    const phone = normalizePhone(parsed.output.phone_number);
-    if (!phone) results[index] = fail(null, 'invalid_phone_number', 'Not a phone number in international format', shown);
+    const phone = internationalPhone(parsed.output.phone_number);
+    if (!phone) results[index] = fail(null, 'invalid_phone_number', `phone_number ${PHONE_FORMAT}`, shown);
     else valid.push({ index, phone, fields: parsed.output });
   });
 

@@ -23,3 +23,14 @@ export function normalizePhone(input: unknown): string | null {
   if (digits.length < 8 || digits.length > MAX_E164_DIGITS || digits.startsWith('0')) return null;
   return hasCallingCode(digits) ? `+${digits}` : null;
 }
+
+/** What a number given to the contacts API must be, as the contract states it. */
+export const PHONE_FORMAT = 'must be a phone number in international format with a leading +, e.g. +5215512345678';
+
+/**
+ * A number as a client gives it to the contacts API: the contract's international format, with its leading `+` (spaces,
+ * dashes and parentheses between the digits are taken, "(+52) 55…" too); null for anything else, a national number or
+ * one written with `00` included. Numbers that come from WhatsApp itself (`wa_id`, digits only) go through normalizePhone.
+ */
+export const internationalPhone = (input: unknown): string | null =>
+  typeof input === 'string' && /^\(?\+/.test(input.trim()) ? normalizePhone(input) : null;

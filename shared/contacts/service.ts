@@ -11,7 +11,7 @@ import { keys } from '#shared/store/keys.ts';
 import { getStage, stageCountItems } from '#shared/funnel/repository.ts';
 import { contactStageChanged } from '#shared/funnel/events.ts';
 import type { Contact } from './model.ts';
-import { normalizePhone } from './phone.ts';
+import { internationalPhone, PHONE_FORMAT } from './phone.ts';
 import { contactPut, findContactIdByPhone, getStoredContact, identityReleases, newContact, phoneClaim, phoneRelease, queryContactItems } from './repository.ts';
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
 import { assertAgentOfBusiness, assignmentChange } from './assignment.ts';
@@ -23,7 +23,7 @@ import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 export const contactNotFound = () => notFound('Contact not found');
 
 export const invalidPhone = () =>
-  validationError({ phone_number: ['must be a phone number in international format, e.g. +5215512345678'] }, 'Invalid phone_number');
+  validationError({ phone_number: [PHONE_FORMAT] }, 'Invalid phone_number');
 
 export const duplicateContact = (existingId: string) =>
   conflict('duplicate_contact', 'A contact with this phone number already exists', { existing_contact_id: existingId });
@@ -50,7 +50,7 @@ class Tx {
 }
 
 export async function createContact(bid: string, input: CreateContactInput): Promise<Contact> {
-  const phone = normalizePhone(input.phone_number);
+  const phone = internationalPhone(input.phone_number);
   if (!phone) throw invalidPhone();
   if (input.assigned_agent_id) await assertAgentOfBusiness(bid, input.assigned_agent_id);
   if (input.funnel_stage_id && !(await getStage(bid, input.funnel_stage_id))) throw unknownStage();
@@ -135,7 +135,7 @@ function assertWithinLimits(before: Contact, next: Contact, patch: FieldPatch): 
 export async function updateContact(bid: string, id: string, patch: UpdateContactInput): Promise<Contact> {
   let phone: string | undefined;
   if (patch.phone_number !== undefined) {
-    phone = normalizePhone(patch.phone_number) ?? undefined;
+    phone = internationalPhone(patch.phone_number) ?? undefined;
     if (!phone) throw invalidPhone();
   }
   if (patch.assigned_agent_id) await assertAgentOfBusiness(bid, patch.assigned_agent_id);

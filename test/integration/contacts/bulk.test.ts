@@ -50,17 +50,19 @@ describe('POST /contacts/v1/bulk', () => {
 
     const res = await bulk(t.apiKey, {
       operation: 'create',
-      contacts: [{ phone_number: '+14155552000' }, { phone_number: '+14155552001' }, { phone_number: '1 415 555 2001' }, { phone_number: 'garbage' }, { name: 'no phone' }],
+      contacts: [{ phone_number: '+14155552000' }, { phone_number: '+14155552001' }, { phone_number: '+1 415 555 2001' }, { phone_number: 'garbage' }, { name: 'no phone' }, { phone_number: '14155552002' }, { phone_number: 14155552003 }],
     });
 
     expect(res.status).toBe(207);
-    expect(res.body).toMatchObject({ operation: 'create', success_count: 1, error_count: 4 });
-    const [dup, ok, dupInRequest, bad, none] = res.body.results;
+    expect(res.body).toMatchObject({ operation: 'create', success_count: 1, error_count: 6 });
+    const [dup, ok, dupInRequest, bad, none, national, numeric] = res.body.results;
     expect(dup).toMatchObject({ success: false, error: 'duplicate_contact', existing_contact_id: existing.id, phone_number: '+14155552000' });
     expect(ok).toMatchObject({ success: true, phone_number: '+14155552001' });
     expect(dupInRequest).toMatchObject({ success: false, error: 'duplicate_contact', existing_contact_id: ok.contact_id });
     expect(bad).toMatchObject({ success: false, error: 'invalid_phone_number', phone_number: 'garbage' });
     expect(none).toEqual({ success: false, contact_id: null, phone_number: null, error: 'invalid_phone_number', message: expect.any(String) });
+    expect(national).toMatchObject({ success: false, error: 'invalid_phone_number', phone_number: '14155552002', message: expect.stringContaining('leading +') });
+    expect(numeric).toMatchObject({ success: false, error: 'invalid_phone_number', message: 'phone_number must be a string' });
   });
 
   it('creates 60 contacts near the size bound (200, past one transaction\'s 4 MB together) and fails, alone, one over it (207)', async () => {

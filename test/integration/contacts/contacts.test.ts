@@ -34,7 +34,7 @@ describe('contacts CRUD', () => {
   it('answers 409 duplicate_contact with existing_contact_id for the same number written differently', async () => {
     const t = await newTenant();
     const first = await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550123' } });
-    const res = await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '1 (415) 555-0123' } });
+    const res = await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+1 (415) 555-0123' } });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'duplicate_contact', message: expect.any(String), existing_contact_id: first.body.contact.id });
   });
@@ -42,6 +42,8 @@ describe('contacts CRUD', () => {
   it.each([
     [{ phone_number: 'not a phone' }, 'phone_number'],
     [{ phone_number: '+123' }, 'phone_number'],
+    [{ phone_number: '14155550124' }, 'phone_number'], // the contract's international format has a leading +
+    [{ phone_number: '0014155550124' }, 'phone_number'],
     [{ phone_number: '+14155550124', email: 'nope' }, 'email'],
     [{ phone_number: '+14155550124', tags: 'vip' }, 'tags'],
     [{ phone_number: '+14155550124', custom_fields: { nested: { a: 1 } } }, 'custom_fields.nested'],
@@ -134,7 +136,10 @@ describe('contacts CRUD', () => {
     const taken = await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: a.id }, body: { phone_number: '+14155550127' } });
     const moved = await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: a.id }, body: { phone_number: '+14155550128' } });
     const reuse = await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550126' } });
+    const national = await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: a.id }, body: { phone_number: '14155550129' } });
 
+    expect(national.status).toBe(400);
+    expect(national.body.details).toEqual({ phone_number: [expect.stringContaining('leading +')] });
     expect(taken.status).toBe(409);
     expect(taken.body.existing_contact_id).toBe(b.id);
     expect(moved.status).toBe(200);

@@ -1,4 +1,4 @@
-import { normalizePhone } from '#shared/contacts/phone.ts';
+import { internationalPhone, normalizePhone } from '#shared/contacts/phone.ts';
 
 describe('normalizePhone', () => {
   it.each([
@@ -35,5 +35,19 @@ describe('the country calling codes', () => {
     ];
     const differ = numbers.filter((d) => normalizePhone(`+${d}`) !== byLibphonenumber(d));
     expect(differ).toEqual([]);
+  });
+});
+
+describe('internationalPhone (a number a client gives the contacts API)', () => {
+  it.each([
+    ['+14155550123', '+14155550123'],
+    [' +1 (415) 555-0123', '+14155550123'],
+    ['(+52) 155 0000 1111', '+5215500001111'],
+  ])('takes %s as %s', (input, expected) => {
+    expect(internationalPhone(input)).toBe(expected);
+  });
+
+  it.each(['5215512345678', '1 (415) 555-0123', '0044 7911 123456', '(0044) 7911 123456', '+123', 'abc', 5215512345678, null])('refuses %p (no leading +, or not a number)', (input) => {
+    expect(internationalPhone(input)).toBeNull();
   });
 });
