@@ -81,3 +81,11 @@ export const unknownMediaType = (value: unknown) =>
     message: `type must be one of: ${MEDIA_TYPES.join(', ')}`,
     details: { type: [`Expected one of ${MEDIA_TYPES.join(', ')}, got ${JSON.stringify(value ?? null)}`] },
   });
+
+/**
+ * The Cloud API's code for a file the service's media rules refused (Upstream delivery codes): what the upstream answers
+ * for the same file, so that a failure is reported alike whether the service or the upstream found it. Undefined for
+ * an error no upstream code describes.
+ */
+export const upstreamCodeOf = (err: ApiError): number | undefined =>
+  ({ media_too_large: 131053, unsupported_media_type: 131051, media_download_failed: 131052 } as Record<string, number>)[String(err.body.error)];

@@ -11,7 +11,8 @@ import { getMessage, messagePut, type Message } from '#shared/messages/repositor
 import { outboundMessage, type OutboundDraft } from '#shared/messages/draft.ts';
 import { dispatchOutbound } from '#shared/messages/dispatch.ts';
 import { logger } from '#shared/log/logger.ts';
-import { registerMediaJobFinisher, type MediaJobOutcome, type MediaJobRecord } from './jobs.ts';
+import { outcomeError, registerMediaJobFinisher, type MediaJobOutcome, type MediaJobRecord } from './jobs.ts';
+import { upstreamCodeOf } from './errors.ts';
 import { applyPrepared, OUTBOUND_FINISHER } from './outbound.ts';
 
 async function finish(job: MediaJobRecord, outcome: MediaJobOutcome): Promise<void> {
@@ -34,12 +35,15 @@ async function finish(job: MediaJobRecord, outcome: MediaJobOutcome): Promise<vo
 
   const now = new Date().toISOString();
   const body = outcome.error.body as { error?: string; message?: string; code?: string };
+  const code = upstreamCodeOf(outcomeError(outcome));
   const message: Message = {
     ...(existing ?? outboundMessage(draft, now)),
     status: 'failed',
     failedAt: now,
     updatedAt: now,
-    error: { code: body.code ?? String(outcome.error.status), error: body.error ?? 'media_processing_failed', message: body.message ?? 'The media file could not be prepared' },
+    // The code the upstream gives the same file (a send answered at once reports that one too); the status only
+    // where no upstream code describes the failure.
+    error: { code: code === undefined ? (body.code ?? String(outcome.error.status)) : String(code), error: body.error ?? 'media_processing_failed', message: body.message ?? 'The media file could not be prepared' },
   } as Message;
   await commit(
     [messagePut(message)],

@@ -13,6 +13,7 @@ import type { Dispatch } from '#shared/messages/dispatch.ts';
 import type { Outcome } from '#shared/messages/idempotency.ts';
 import { UpstreamError } from '#shared/upstream/client.ts';
 import { isMediaType, type MediaType } from './formats.ts';
+import { upstreamCodeOf } from './errors.ts';
 import { templateHeaderLink } from '#shared/templates/header-link.ts';
 import { prepareThroughWorker } from './jobs.ts';
 import { planAfterUpstreamError, planMediaSend, type MediaJobReason, type MediaObject, type MediaSendRequest, type PreparedMedia } from './send-media.ts';
@@ -92,9 +93,6 @@ async function recoverLink(draft: OutboundDraft, request: MediaSendRequest, err:
   return plan?.kind === 'job' ? takeOver(draft, request, plan.reason, dispatch) : undefined;
 }
 
-/** The upstream's code for a media file in a format its type does not take. */
-const UNSUPPORTED_MEDIA_CODE = 131051;
-
 /**
  * The media worker takes a send over after an upstream refusal: sent again once ready, 202 past the budget. A file
  * the worker fetched and found in a format its type does not take fails as the upstream fails such a file (131051).
@@ -107,7 +105,7 @@ async function takeOver(draft: OutboundDraft, request: MediaSendRequest, reason:
     // 131053 with autoConvert off is the contract's 413; other failures of the proxy leave the upstream's answer.
     if (failure instanceof ApiError && failure.status === 413) throw failure;
     if (failure instanceof ApiError && failure.body.error === 'unsupported_media_type') {
-      return new UpstreamError(failure.message, 400, UNSUPPORTED_MEDIA_CODE, failure.message, false);
+      return new UpstreamError(failure.message, 400, upstreamCodeOf(failure), failure.message, false);
     }
     if (failure instanceof ApiError) return undefined;
     throw failure;

@@ -83,7 +83,9 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
 
   let result;
   try {
-    result = await upstreamSend(businessId, phoneNumberId, message.payload, reserved).catch(async (err: unknown) => {
+    // The message's id as the callback data, as a first send passes it (a send the media worker failed was stored without).
+    const payload = { biz_opaque_callback_data: message.id, ...(await retryPayload(businessId, phoneNumberId, message)) };
+    result = await upstreamSend(businessId, phoneNumberId, payload, reserved).catch(async (err: unknown) => {
       // A link the upstream could not fetch: the file fetched and uploaded here (the contract's proxy), as on the first send.
       const proxied = err instanceof UpstreamError && err.code === 131052 ? await proxiedPayload(businessId, phoneNumberId, message) : undefined;
       if (!proxied) throw err;
@@ -133,6 +135,36 @@ const contactLive = (message: Message): TransactItem => ({
     ExpressionAttributeValues: { ':none': null },
   },
 });
+
+/**
+ * What a retry sends: the stored payload, but a media message's link is planned again as on the first send, because
+ * the file may have changed since and because a file the media worker failed to prepare (a 202 send) never went
+ * upstream as stored. A file that still breaks the media rules fails the retry with the upstream's code for such a file
+ * (131053 too large, 131051 unsupported); one the worker must prepare (an image by link over 5 MB is compressed) is
+ * prepared within the send's budget, and past it the retry fails as an upstream that did not answer (retry later).
+ * `autoConvert` is not stored with a message: a retry does not convert.
+ */
+async function retryPayload(businessId: string, phoneNumberId: string, message: Message): Promise<Record<string, any>> {
+  const type = message.messageType;
+  const media = (message.payload as Record<string, any>)[type];
+  if (!isMediaType(type) || typeof media?.link !== 'string') return message.payload;
+  const [{ planMediaSend }, { prepareThroughWorker }, { upstreamCodeOf }] = await Promise.all([
+    import('#shared/media/send-media.ts'),
+    import('#shared/media/jobs.ts'),
+    import('#shared/media/errors.ts'),
+  ]);
+  const request = { type, media, autoConvert: false };
+  try {
+    const plan = await planMediaSend(businessId, phoneNumberId, request);
+    const done = plan.kind === 'ready' ? { status: 'ready' as const, prepared: plan.prepared } : await prepareThroughWorker({ businessId, phoneNumberId, reason: plan.reason, request });
+    if (done.status === 'queued') throw new UpstreamError('The media file is still being prepared', 503, undefined, undefined, true);
+    const { [type]: _replaced, ...rest } = message.payload as Record<string, any>;
+    return { ...rest, type: done.prepared.type, [done.prepared.type]: done.prepared.media };
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    throw new UpstreamError(err.message, err.status, upstreamCodeOf(err), err.message, false);
+  }
+}
 
 /**
  * The payload of a media message sent by link, with the file fetched by the service and uploaded to the number's media

@@ -1,6 +1,7 @@
 /**
  * A media send that outlasts the wait budget: 202 with data.status queued, then the media worker
- * finishes it (the message becomes sent, with message.sent in the outbox). The budget is set to zero here.
+ * finishes it (the message becomes sent, with message.sent in the outbox), or records it failed; a retry of such a
+ * message applies the media rules again. The budget is set to zero here.
  */
 import type { LocalStack } from '#infra/local/stack.ts';
 import { smallPng } from '../../integration/media/files.ts';
@@ -11,12 +12,15 @@ let files: Awaited<ReturnType<typeof startFileServer>>;
 let filesUrl: string;
 const to = '+5215550002222';
 const png = await smallPng();
+const MB = 1024 * 1024;
+/** The file server's files, by path: a test may change one between two requests. */
+const served: Record<string, Buffer> = { '/sandbox-unreachable/pic.png': png };
 
 beforeAll(async () => {
   process.env.MEDIA_WAIT_BUDGET_MS = '0';
   const { startTestStack } = await import('../../support/stack.ts');
   stack = await startTestStack({ demo: true, queueRetryDelayMs: 50 });
-  files = await startFileServer({ '/sandbox-unreachable/pic.png': png });
+  files = await startFileServer(served);
   filesUrl = files.url;
   await customerWrites(stack, to);
 }, 120_000);
@@ -60,4 +64,28 @@ it('finishes a template whose header link is proxied past the budget: sent with 
   expect(message.message).toMatchObject({ status: 'sent', messageType: 'template' });
   const header = sent.at(-1).template.components.find((c: any) => c.type === 'header').parameters[0];
   expect(header).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
+}, 60_000);
+
+it('fails a queued image the worker cannot bring under 5 MB with the upstream code for it, and a retry sends nothing while the file is still too large', async () => {
+  // Prepare: a JPEG's first bytes, then 6 MB that decode to nothing (compression cannot help; no autoConvert)
+  served['/corrupt.jpg'] = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(6 * MB, 0x42)]);
+  const auth = { authorization: `Bearer ${stack.demo!.apiKey}`, 'content-type': 'application/json' };
+  const sentCount = async () => ((await (await fetch(`${stack.sandboxUrl}/__sandbox/sent?to=${encodeURIComponent(to)}`)).json()) as unknown[]).length;
+  const res = await fetch(`${stack.url}/messages/v1`, { method: 'POST', headers: auth, body: JSON.stringify({ to, type: 'image', image: { link: `${filesUrl}/corrupt.jpg` } }) });
+  const id = ((await res.json()) as any).data.id;
+  await stack.queues.idle();
+  const failed = (await (await fetch(`${stack.url}/messages/v1/${id}`, { headers: auth })).json()) as any;
+  const before = await sentCount();
+
+  // Act: the file at the link is now past what any conversion may reach
+  served['/corrupt.jpg'] = Buffer.alloc(101 * MB);
+  const retry = await fetch(`${stack.url}/messages/v1/${id}/retry`, { method: 'POST', headers: auth });
+  const retried = (await retry.json()) as any;
+
+  // Assess: reported as a send answered at once reports it (131053, not the HTTP status), and nothing went upstream
+  expect(res.status).toBe(202);
+  expect(failed.message).toMatchObject({ status: 'failed', error: { code: '131053', error: 'media_too_large' } });
+  expect(retry.status).toBe(400);
+  expect(retried).toMatchObject({ error: 'retry_failed', code: '131053', data: { id, status: 'failed' } });
+  expect(await sentCount()).toBe(before);
 }, 60_000);
