@@ -11,11 +11,13 @@
  * The stack deploys exactly these directories, and infra/needs.ts derives each function's settings and grants from
  * the inputs of every output in its package (chunks included), so what the template gives a function and the code
  * it runs come from one build. Built once per process (a synth, a test run) into the cloud assembly
- * (`cdk.out/.bundles`), from where CDK stages each package as the function's asset.
+ * (`cdk.out/.bundles`), from where CDK stages each package as the function's asset; with `BUNDLE_CACHE_DIR` set, a
+ * build of the very same sources is copied from there instead (see buildKey).
  */
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { bundling } from './bundling.ts';
 
 export interface FunctionBundle {
@@ -142,6 +144,14 @@ export function bundleFunctions(root: string, requests: BundleRequest[], outdirG
   const cached = cache.get(key);
   if (cached) return cached;
   rmSync(outdir, { recursive: true, force: true }); // no file of an earlier build may end up in a package
+  const kept = process.env.BUNDLE_CACHE_DIR ? join(process.env.BUNDLE_CACHE_DIR, buildKey(root, requests, outdir, write)) : undefined;
+  const bundles = (kept && reuse(kept, outdir)) || build(root, requests, outdir, write);
+  if (kept && !existsSync(kept)) keep(bundles, outdir, kept);
+  cache.set(key, bundles);
+  return bundles;
+}
+
+function build(root: string, requests: BundleRequest[], outdir: string, write: boolean): Map<string, FunctionBundle> {
   const bundles = new Map<string, FunctionBundle>();
   for (const request of requests) {
     const bundle = bundleFunction(root, outdir, request, write);
@@ -151,6 +161,48 @@ export function bundleFunctions(root: string, requests: BundleRequest[], outdirG
     if (request.nativeMedia) copyNativeMedia(root, bundle.dir);
     for (const [from, name] of Object.entries(request.extraFiles ?? {})) cpSync(from, join(bundle.dir, name));
   }
-  cache.set(key, bundles);
   return bundles;
+}
+
+/*
+ * Builds kept between processes (`BUNDLE_CACHE_DIR`, optional; the test run sets it, so that the infra test and the
+ * deployed-mode test, each a synth of its own, bundle once between them). A build is reused only when everything it is
+ * made from is byte for byte the same: the requests, every file under functions/, shared/ and infra/ (the sources and
+ * the build options), the files copied beside a handler, the lock file (the dependencies), and the output directory's
+ * place relative to the sources (the source maps' paths).
+ */
+const SOURCE_DIRS = ['functions', 'shared', 'infra'];
+
+function buildKey(root: string, requests: BundleRequest[], outdir: string, write: boolean): string {
+  const hash = createHash('sha256').update(JSON.stringify({ requests, write, sources: relative(outdir, root) }));
+  const files = SOURCE_DIRS.flatMap((dir) => readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' }).map((file) => join(dir, file)));
+  for (const file of [...files.sort(), 'package-lock.json']) {
+    if (statSync(join(root, file)).isFile()) hash.update(file).update(readFileSync(join(root, file)));
+  }
+  for (const from of requests.flatMap((r) => Object.keys(r.extraFiles ?? {}))) hash.update(from).update(readFileSync(from));
+  return hash.digest('hex').slice(0, 32);
+}
+
+interface KeptBundle { handler: string; inputs: string[]; initFiles: string[] }
+const MANIFEST = 'bundles.json';
+
+/** A kept build copied into `outdir`, or undefined when there is none. */
+function reuse(kept: string, outdir: string): Map<string, FunctionBundle> | undefined {
+  if (!existsSync(join(kept, MANIFEST))) return undefined;
+  cpSync(join(kept, 'packages'), outdir, { recursive: true });
+  const manifest = JSON.parse(readFileSync(join(kept, MANIFEST), 'utf8')) as KeptBundle[];
+  return new Map(manifest.map((b) => [b.handler, { ...b, dir: join(outdir, b.handler), initFiles: b.initFiles.map((f) => join(outdir, f)) }]));
+}
+
+/** Keeps a build for other processes: written beside, then renamed into place (another process may be keeping the same). */
+function keep(bundles: Map<string, FunctionBundle>, outdir: string, kept: string): void {
+  const staging = `${kept}.${process.pid}`;
+  cpSync(outdir, join(staging, 'packages'), { recursive: true });
+  const manifest: KeptBundle[] = [...bundles.values()].map((b) => ({ handler: b.handler, inputs: b.inputs, initFiles: b.initFiles.map((f) => relative(outdir, f)) }));
+  writeFileSync(join(staging, MANIFEST), JSON.stringify(manifest));
+  try {
+    renameSync(staging, kept);
+  } catch {
+    rmSync(staging, { recursive: true, force: true }); // kept meanwhile by another process
+  }
 }

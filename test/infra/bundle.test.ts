@@ -1,8 +1,10 @@
 /**
  * The bundler as the CDK CLI drives it: the CLI gives the app a relative cloud assembly directory
- * (`CDK_OUTDIR=cdk.out`), so `cdk synth` and `cdk deploy` bundle into a relative path.
+ * (`CDK_OUTDIR=cdk.out`), so `cdk synth` and `cdk deploy` bundle into a relative path. And a build kept for other
+ * processes is reused only for the very same sources.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { bundleFunctions } from '#infra/bundle.ts';
 
@@ -19,4 +21,58 @@ it('bundles into a relative output directory, as `cdk synth` asks', () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+describe('builds kept between processes (BUNDLE_CACHE_DIR)', () => {
+  const request = (extra: string) => [{ handler: 'http/meta/openapi', extraFiles: { [extra]: 'notes.txt' } }];
+  let root: string;
+  let restore: string | undefined;
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'bundle-keep-'));
+    restore = process.env.BUNDLE_CACHE_DIR;
+    process.env.BUNDLE_CACHE_DIR = join(root, 'kept');
+  });
+  afterEach(() => {
+    if (restore === undefined) delete process.env.BUNDLE_CACHE_DIR;
+    else process.env.BUNDLE_CACHE_DIR = restore;
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('copies a kept build of the very same sources into another output directory, with its inputs and init files', () => {
+    // Prepare: one build kept, marked so that a copy of it can be told from a new build
+    const extra = join(root, 'notes.txt');
+    writeFileSync(extra, 'v1');
+    const first = bundleFunctions(process.cwd(), request(extra), join(root, 'a', '.bundles'));
+    const [kept] = readdirSync(process.env.BUNDLE_CACHE_DIR!);
+    writeFileSync(join(process.env.BUNDLE_CACHE_DIR!, kept, 'packages', 'http/meta/openapi', 'marker'), 'kept');
+
+    // Act
+    const second = bundleFunctions(process.cwd(), request(extra), join(root, 'b', '.bundles'));
+
+    // Assess
+    const [a, b] = [first, second].map((bundles) => bundles.get('http/meta/openapi')!);
+    expect(readFileSync(join(b.dir, 'marker'), 'utf8')).toBe('kept');
+    expect(readFileSync(join(b.dir, 'index.mjs'))).toEqual(readFileSync(join(a.dir, 'index.mjs')));
+    expect(b.inputs).toEqual(a.inputs);
+    expect(b.initFiles).toEqual(a.initFiles.map((f) => f.replace(join(root, 'a'), join(root, 'b'))));
+    expect(b.initFiles.every((f) => existsSync(f))).toBe(true);
+  });
+
+  it('builds again when anything it is made from changed (here a file copied beside the handler)', () => {
+    // Prepare
+    const extra = join(root, 'notes.txt');
+    writeFileSync(extra, 'v1');
+    bundleFunctions(process.cwd(), request(extra), join(root, 'a', '.bundles'));
+    const [kept] = readdirSync(process.env.BUNDLE_CACHE_DIR!);
+    writeFileSync(join(process.env.BUNDLE_CACHE_DIR!, kept, 'packages', 'http/meta/openapi', 'marker'), 'kept');
+
+    // Act
+    writeFileSync(extra, 'v2');
+    const second = bundleFunctions(process.cwd(), request(extra), join(root, 'b', '.bundles')).get('http/meta/openapi')!;
+
+    // Assess
+    expect(existsSync(join(second.dir, 'marker'))).toBe(false);
+    expect(readFileSync(join(second.dir, 'notes.txt'), 'utf8')).toBe('v2');
+    expect(readdirSync(process.env.BUNDLE_CACHE_DIR!)).toHaveLength(2);
+  });
 });

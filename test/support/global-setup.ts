@@ -6,7 +6,13 @@
  * Also a run-wide SQS and Scheduler stand-in, so that every test file has the queue settings a deployed function
  * has. It drops what it receives (nobody in this process reads it): a test that looks at messages, or needs
  * workers to run, starts its own with test/support/queues.ts.
+ *
+ * And a directory where the run's synths keep their function packages (infra/bundle.ts, `BUNDLE_CACHE_DIR`): the files
+ * that synthesize the stack with bundling (the infra test, the deployed-mode test) build the ~75 packages once between them.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort } from '#infra/local/free-port.ts';
 import { TEST_BUSINESS_TOKEN_PREFIX, TEST_UPSTREAM } from './upstream-secret.ts';
 
@@ -32,4 +38,6 @@ export default async function globalSetup() {
   queues.sqs.onMessage((queue) => queues.sqs.take(queue));
   Object.assign(process.env, queues.environment);
   (globalThis as any).__QUEUES__ = queues;
+
+  process.env.BUNDLE_CACHE_DIR = mkdtempSync(join(tmpdir(), 'wa-crm-bundles-'));
 }
