@@ -59,6 +59,7 @@ const tagOf = (path: string) => {
 const jsonContent = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 
 const rateLimitHeaders = {
+  'Retry-After': { description: 'seconds until the window resets (when a refused request may be made again)', schema: { type: 'integer' } },
   'X-RateLimit-Limit': { description: 'requests allowed per window for this key and class', schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'requests left in the current window', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'unix seconds when the window resets', schema: { type: 'integer' } },
@@ -83,7 +84,7 @@ const standardErrors = (route: Route, key: string): Record<string, { description
 
 const errorResponse = (route: Route, key: string, code: number, description: string) => ({
   description,
-  ...(code === 429 ? { headers: { 'Retry-After': { description: 'seconds', schema: { type: 'integer' } }, ...rateLimitHeaders } } : {}),
+  ...(code === 429 ? { headers: rateLimitHeaders } : {}),
   ...jsonContent(errorBody(key, code)),
 });
 

@@ -1,7 +1,7 @@
 /**
  * Per-key rate limits, exact across every Lambda instance: one conditional atomic counter per key,
  * limit class and minute window (ADD with `count < limit`), expired by TTL. A refused request does not
- * count. Every response of a limited class carries the X-RateLimit-* headers.
+ * count. Every response of a limited class carries the X-RateLimit-* headers and Retry-After.
  */
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -46,7 +46,15 @@ export async function consume(keyId: string, limitClass: LimitClass, now = Date.
   }
 }
 
+/** Seconds until the decision's window resets (at least 1): when a refused request may be made again. */
+const secondsToReset = (d: RateDecision, now = Date.now()): number => Math.max(1, d.resetEpochSeconds - Math.floor(now / 1000));
+
+/**
+ * The headers of every response of a limited class, as decisions.md lists them for the 429: `Retry-After` (seconds
+ * until the window resets) on the others too, so that a client can pace itself on any answer.
+ */
 export const rateHeaders = (d: RateDecision): Record<string, string> => ({
+  'Retry-After': String(secondsToReset(d)),
   'X-RateLimit-Limit': String(d.limit),
   'X-RateLimit-Remaining': String(d.remaining),
   'X-RateLimit-Reset': String(d.resetEpochSeconds),
@@ -57,11 +65,10 @@ async function admit(s: RequestState, limitClass: LimitClass): Promise<void> {
   const decision = await consume(s.auth!.keyId, limitClass);
   s.rateHeaders = rateHeaders(decision);
   if (!decision.allowed) {
-    const retryAfter = Math.max(1, decision.resetEpochSeconds - Math.floor(Date.now() / 1000));
     throw new ApiError(
       429,
-      { error: 'rate_limited', message: `Rate limit of ${decision.limit} per minute exceeded for this API key`, retry_after: retryAfter },
-      { ...s.rateHeaders, 'Retry-After': String(retryAfter) },
+      { error: 'rate_limited', message: `Rate limit of ${decision.limit} per minute exceeded for this API key`, retry_after: Number(s.rateHeaders['Retry-After']) },
+      s.rateHeaders,
     );
   }
 }

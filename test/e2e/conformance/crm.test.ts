@@ -344,7 +344,7 @@ describe('authentication and generic errors', () => {
     expect(write.status).toBe(403);
     expect(await write.json()).toEqual({ error: 'forbidden', message: expect.any(String) });
     // A refusal for a scope is an answer of the route's limited class too (decisions.md: headers on every response).
-    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect([h, write.headers.get(h)]).toEqual([h, expect.stringMatching(/^\d+$/)]);
+    for (const h of ['retry-after', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect([h, write.headers.get(h)]).toEqual([h, expect.stringMatching(/^\d+$/)]);
     await revokeApiKey(narrow.keyId);
     const revoked = await call(`Bearer ${narrow.apiKey}`);
     expect(revoked.status).toBe(401);
@@ -443,6 +443,9 @@ describe('contacts', () => {
     expect(created.headers.get('x-ratelimit-limit')).toBe('100');
     expect(created.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
     expect(Number(created.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
+    // decisions.md: Retry-After with the X-RateLimit-* headers on every response of a limited class (seconds to the reset)
+    expect(Number(created.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(created.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     const id = created.body.contact.id;
     const dup = await t.call('POST', '/contacts/v1', { phone_number: phone });
     expect(dup.status).toBe(409);
