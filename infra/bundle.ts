@@ -17,7 +17,7 @@
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { bundling } from './bundling.ts';
 
 export interface FunctionBundle {
@@ -145,8 +145,7 @@ export function bundleFunctions(root: string, requests: BundleRequest[], outdirG
   if (cached) return cached;
   rmSync(outdir, { recursive: true, force: true }); // no file of an earlier build may end up in a package
   const kept = process.env.BUNDLE_CACHE_DIR ? join(process.env.BUNDLE_CACHE_DIR, buildKey(root, requests, outdir, write)) : undefined;
-  const bundles = (kept && reuse(kept, outdir)) || build(root, requests, outdir, write);
-  if (kept && !existsSync(kept)) keep(bundles, outdir, kept);
+  const bundles = kept ? reuseOrBuildAndKeep(kept, () => build(root, requests, outdir, write), outdir) : build(root, requests, outdir, write);
   cache.set(key, bundles);
   return bundles;
 }
@@ -192,6 +191,38 @@ function reuse(kept: string, outdir: string): Map<string, FunctionBundle> | unde
   cpSync(join(kept, 'packages'), outdir, { recursive: true });
   const manifest = JSON.parse(readFileSync(join(kept, MANIFEST), 'utf8')) as KeptBundle[];
   return new Map(manifest.map((b) => [b.handler, { ...b, dir: join(outdir, b.handler), initFiles: b.initFiles.map((f) => join(outdir, f)) }]));
+}
+
+/** How long a process waits for another that is building the same sources before it builds them itself. */
+const BUILDER_WAIT_MS = 5 * 60_000;
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * The kept build, or a new one, kept: one process builds (it holds `<kept>.lock`, made atomically), the others that
+ * want the same sources meanwhile wait for its build rather than make their own (the test run's two synths start
+ * together). A builder that died leaves its lock: past BUILDER_WAIT_MS the others build for themselves.
+ */
+function reuseOrBuildAndKeep(kept: string, build: () => Map<string, FunctionBundle>, outdir: string): Map<string, FunctionBundle> {
+  const lock = `${kept}.lock`;
+  mkdirSync(dirname(kept), { recursive: true });
+  for (const waitUntil = Date.now() + BUILDER_WAIT_MS; ; sleepSync(250)) {
+    const reused = reuse(kept, outdir);
+    if (reused) return reused;
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > waitUntil) return build();
+    }
+  }
+  try {
+    const bundles = reuse(kept, outdir) ?? build(); // kept by the holder before ours, between our look and our lock
+    if (existsSync(kept)) return bundles;
+    keep(bundles, outdir, kept);
+    return bundles;
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** Keeps a build for other processes: written beside, then renamed into place (another process may be keeping the same). */

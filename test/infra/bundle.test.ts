@@ -3,7 +3,8 @@
  * (`CDK_OUTDIR=cdk.out`), so `cdk synth` and `cdk deploy` bundle into a relative path. And a build kept for other
  * processes is reused only for the very same sources.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { bundleFunctions } from '#infra/bundle.ts';
@@ -56,6 +57,35 @@ describe('builds kept between processes (BUNDLE_CACHE_DIR)', () => {
     expect(b.inputs).toEqual(a.inputs);
     expect(b.initFiles).toEqual(a.initFiles.map((f) => f.replace(join(root, 'a'), join(root, 'b'))));
     expect(b.initFiles.every((f) => existsSync(f))).toBe(true);
+  });
+
+  it('waits for another process building the same sources, and takes its build instead of making one', () => {
+    // Prepare: a build kept elsewhere, marked; another process holds the lock, and after a second puts that build in place
+    const extra = join(root, 'notes.txt');
+    writeFileSync(extra, 'v1');
+    const elsewhere = join(root, 'elsewhere');
+    process.env.BUNDLE_CACHE_DIR = elsewhere;
+    bundleFunctions(process.cwd(), request(extra), join(root, 'a', '.bundles'));
+    const [name] = readdirSync(elsewhere);
+    writeFileSync(join(elsewhere, name, 'packages', 'http/meta/openapi', 'marker'), 'from the other process');
+    const keptDir = join(root, 'kept');
+    process.env.BUNDLE_CACHE_DIR = keptDir;
+    mkdirSync(join(keptDir, `${name}.lock`), { recursive: true });
+    const other = spawn(process.execPath, ['-e', `setTimeout(() => {
+      const fs = require('node:fs');
+      fs.cpSync(${JSON.stringify(join(elsewhere, name))}, ${JSON.stringify(join(keptDir, `${name}.tmp`))}, { recursive: true });
+      fs.renameSync(${JSON.stringify(join(keptDir, `${name}.tmp`))}, ${JSON.stringify(join(keptDir, name))});
+      fs.rmSync(${JSON.stringify(join(keptDir, `${name}.lock`))}, { recursive: true });
+    }, 1000)`], { stdio: 'ignore' });
+
+    // Act
+    const started = Date.now();
+    const bundle = bundleFunctions(process.cwd(), request(extra), join(root, 'b', '.bundles')).get('http/meta/openapi')!;
+
+    // Assess
+    other.kill();
+    expect(readFileSync(join(bundle.dir, 'marker'), 'utf8')).toBe('from the other process');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 
   it('builds again when anything it is made from changed (here a file copied beside the handler)', () => {
