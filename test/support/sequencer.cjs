@@ -6,14 +6,18 @@
  */
 const Sequencer = require('@jest/test-sequencer').default;
 
-/** The files that take longest in a full run, longest first (a fresh clone on 2 cores, 2026-11-26). */
+/**
+ * The files that take longest in a full run, longest first (2 cores, 2026-11-29), and then the infra test: it synthesizes
+ * the stack as the deployed test does and takes the function packages that test built (infra/bundle.ts, BUNDLE_CACHE_DIR),
+ * so it comes once the build is done, not beside it, where it would wait for it.
+ */
 const LONGEST = [
   'test/e2e/deployed/deployed.test.ts',
-  'test/integration/security/bad-input.test.ts',
   'test/integration/webhooks/delivery.test.ts',
-  'test/infra/stack.test.ts',
+  'test/integration/security/bad-input.test.ts',
   'test/e2e/broadcasts/broadcasts.test.ts',
   'test/integration/segments/members.test.ts',
+  'test/infra/stack.test.ts',
 ];
 
 class LongestFirst extends Sequencer {
