@@ -58,7 +58,7 @@ export function itemError(op: BulkOperation, contactId: string | null, err: unkn
     // Another account's contact (403 on the single-contact endpoints) is, per item, one this account does not have.
     if (err.status === 404 || err.status === 403) return fail(contactId, 'not_found', err.status === 404 ? String(body.message) : 'Contact not found');
     if (body.error === 'duplicate_contact') return fail(contactId, 'duplicate_contact', String(body.message), { ...extra, existing_contact_id: body.existing_contact_id });
-    if (body.details?.phone_number) return fail(contactId, 'invalid_phone_number', 'Not a phone number in international format', extra);
+    if (body.details?.phone_number) return fail(contactId, 'invalid_phone_number', `phone_number ${body.details.phone_number[0]}`, extra);
     return fail(contactId, failedCode[op], String(body.message), extra);
   }
   logger.error('bulk item failed', { error: err as Error, operation: op });

@@ -24,7 +24,7 @@ export type BulkBody = v.InferOutput<typeof bulkBody>;
 /** A bulk item takes the fields of its single-contact request (POST or PATCH /contacts/v1), so none is dropped. */
 
 export const bulkCreateItem = v.pipe(
-  v.object({ phone_number: v.string((issue) => (issue.input === undefined ? 'is required' : 'must be a string')), ...createContactFields }),
+  v.object({ phone_number: v.string('phone_number must be a string'), ...createContactFields }),
   withinContactSize(),
 );
 

@@ -65,7 +65,7 @@ async function bulkCreate(bid: string, input: unknown[], results: BulkItemResult
     if (!parsed.success) {
       const details = toFieldErrors(parsed.issues);
       results[index] = details.phone_number
-        ? fail(null, 'invalid_phone_number', `phone_number ${details.phone_number[0]}`, shown)
+        ? fail(null, 'invalid_phone_number', details.phone_number[0], shown)
         : fail(null, 'create_failed', summarize(details), shown);
       return;
     }

@@ -60,9 +60,19 @@ describe('POST /contacts/v1/bulk', () => {
     expect(ok).toMatchObject({ success: true, phone_number: '+14155552001' });
     expect(dupInRequest).toMatchObject({ success: false, error: 'duplicate_contact', existing_contact_id: ok.contact_id });
     expect(bad).toMatchObject({ success: false, error: 'invalid_phone_number', phone_number: 'garbage' });
-    expect(none).toEqual({ success: false, contact_id: null, phone_number: null, error: 'invalid_phone_number', message: expect.any(String) });
+    expect(none).toEqual({ success: false, contact_id: null, phone_number: null, error: 'invalid_phone_number', message: 'phone_number is required' });
     expect(national).toMatchObject({ success: false, error: 'invalid_phone_number', phone_number: '14155552002', message: expect.stringContaining('leading +') });
     expect(numeric).toMatchObject({ success: false, error: 'invalid_phone_number', message: 'phone_number must be a string' });
+  });
+
+  it('fails a bulk update item with a number without its leading + as invalid_phone_number, with the message of a create', async () => {
+    const t = await newTenant();
+    const existing = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155552100' } })).body.contact;
+
+    const res = await bulk(t.apiKey, { operation: 'update', contacts: [{ id: existing.id, phone_number: '14155552101' }] });
+
+    expect(res.status).toBe(207);
+    expect(res.body.results).toEqual([expect.objectContaining({ success: false, contact_id: existing.id, error: 'invalid_phone_number', message: expect.stringContaining('with a leading +') })]);
   });
 
   it('creates 60 contacts near the size bound (200, past one transaction\'s 4 MB together) and fails, alone, one over it (207)', async () => {
