@@ -13,6 +13,7 @@ import { dispatchOutbound } from '#shared/messages/dispatch.ts';
 import { logger } from '#shared/log/logger.ts';
 import { outcomeError, registerMediaJobFinisher, type MediaJobOutcome, type MediaJobRecord } from './jobs.ts';
 import { upstreamCodeOf } from './errors.ts';
+import { deliveryErrorName } from '#shared/upstream/error-codes.ts';
 import { applyPrepared, OUTBOUND_FINISHER } from './outbound.ts';
 
 async function finish(job: MediaJobRecord, outcome: MediaJobOutcome): Promise<void> {
@@ -35,21 +36,31 @@ async function finish(job: MediaJobRecord, outcome: MediaJobOutcome): Promise<vo
 
   const now = new Date().toISOString();
   const body = outcome.error.body as { error?: string; message?: string; code?: string };
-  const code = upstreamCodeOf(outcomeError(outcome));
   const message: Message = {
     ...(existing ?? outboundMessage(draft, now)),
     status: 'failed',
     failedAt: now,
     updatedAt: now,
-    // The code the upstream gives the same file (a send answered at once reports that one too); the status only
-    // where no upstream code describes the failure.
-    error: { code: code === undefined ? (body.code ?? String(outcome.error.status)) : String(code), error: body.error ?? 'media_processing_failed', message: body.message ?? 'The media file could not be prepared' },
+    error: { ...failureOf(outcome), message: body.message ?? 'The media file could not be prepared' },
   } as Message;
   await commit(
     [messagePut(message)],
     [newEvent(draft.businessId, 'message.failed', eventData(message, { sent_by: draft.sentBy, failed_at: now, error: message.error }))],
   );
   logger.info('queued media send failed', { messageId: draft.id, error: message.error?.error });
+}
+
+/**
+ * The stored failure of a media file the worker refused: where the upstream has a code for such a file, that code with
+ * the contract's name for it (131053 `file_too_large`, 131051 `unsupported_media_type`, 131052 `media_download_failed`),
+ * as a retry of the message reports it; otherwise the worker's own error and its status.
+ */
+function failureOf(outcome: Extract<MediaJobOutcome, { status: 'failed' }>): { code: string; error: string } {
+  const body = outcome.error.body as { error?: string; code?: string };
+  const code = upstreamCodeOf(outcomeError(outcome));
+  const name = code === undefined ? undefined : deliveryErrorName(code);
+  if (code !== undefined && name) return { code: String(code), error: name };
+  return { code: body.code ?? String(outcome.error.status), error: body.error ?? 'media_processing_failed' };
 }
 
 /** Lets the media worker complete the sends handed over to it (called once, by functions/workers/media.ts). */

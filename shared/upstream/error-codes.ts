@@ -80,6 +80,9 @@ const CODES: Record<number, Entry> = {
   },
 };
 
+/** The contract's error name for an upstream delivery code its table lists (Upstream delivery codes). */
+export const deliveryErrorName = (code: number): string | undefined => CODES[code]?.error;
+
 /**
  * Meta's codes for a template it cannot send as asked, besides the contract's 132000: 132001 (no such template, or not in
  * that language, or not approved), 132015 (paused for low quality) and 132016 (disabled). The contract's row for 132000

@@ -82,9 +82,10 @@ it('fails a queued image the worker cannot bring under 5 MB with the upstream co
   const retry = await fetch(`${stack.url}/messages/v1/${id}/retry`, { method: 'POST', headers: auth });
   const retried = (await retry.json()) as any;
 
-  // Assess: reported as a send answered at once reports it (131053, not the HTTP status), and nothing went upstream
+  // Assess: stored with the upstream's code and the contract's name for it (131053 file_too_large, not the HTTP status),
+  // as the retry reports it, and nothing went upstream
   expect(res.status).toBe(202);
-  expect(failed.message).toMatchObject({ status: 'failed', error: { code: '131053', error: 'media_too_large' } });
+  expect(failed.message).toMatchObject({ status: 'failed', error: { code: '131053', error: 'file_too_large' } });
   expect(retry.status).toBe(400);
   expect(retried).toMatchObject({ error: 'retry_failed', code: '131053', data: { id, status: 'failed' } });
   expect(await sentCount()).toBe(before);
