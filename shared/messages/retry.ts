@@ -24,6 +24,7 @@ import { budgetRefused } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { isMediaType } from '#shared/media/formats.ts';
+import { templateHeaderLink } from '#shared/templates/header-link.ts';
 
 export interface RetryResult {
   message: string;
@@ -84,10 +85,10 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   let result;
   try {
     // The message's id as the callback data, as a first send passes it (a send the media worker failed was stored without).
-    const payload = { biz_opaque_callback_data: message.id, ...(await retryPayload(businessId, phoneNumberId, message)) };
+    const payload: Record<string, any> = { biz_opaque_callback_data: message.id, ...(await retryPayload(businessId, phoneNumberId, message)) };
     result = await upstreamSend(businessId, phoneNumberId, payload, reserved).catch(async (err: unknown) => {
       // A link the upstream could not fetch: the file fetched and uploaded here (the contract's proxy), as on the first send.
-      const proxied = err instanceof UpstreamError && err.code === 131052 ? await proxiedPayload(businessId, phoneNumberId, message) : undefined;
+      const proxied = err instanceof UpstreamError && err.code === 131052 ? await proxiedPayload(businessId, phoneNumberId, String(payload.type), payload) : undefined;
       if (!proxied) throw err;
       return upstreamSend(businessId, phoneNumberId, proxied);
     });
@@ -167,19 +168,25 @@ async function retryPayload(businessId: string, phoneNumberId: string, message: 
 }
 
 /**
- * The payload of a media message sent by link, with the file fetched by the service and uploaded to the number's media
- * store instead: by the media worker, as on the first send (the retry function holds no media code), waited for within
- * the send's budget. Undefined when the message is not one, the file cannot be fetched here either, or the worker is not
- * done within the budget: the upstream's 131052 then stands (the client may retry again).
+ * The payload sent with the media link the upstream could not fetch (a media message's, or a template's header link) fetched
+ * by the service and uploaded to the number's media store instead: by the media worker, as on the first send (the retry
+ * function holds no media code), waited for within the send's budget. Undefined when the message has no such link, the
+ * file cannot be fetched here either, or the worker is not done within the budget: the upstream's 131052 then stands
+ * (the client may retry again).
  */
-async function proxiedPayload(businessId: string, phoneNumberId: string, message: Message): Promise<Record<string, any> | undefined> {
-  const type = message.messageType;
-  const media = (message.payload as Record<string, any>)[type];
-  if (!isMediaType(type) || typeof media?.link !== 'string') return undefined;
+async function proxiedPayload(businessId: string, phoneNumberId: string, type: string, sent: Record<string, any>): Promise<Record<string, any> | undefined> {
+  const payload = structuredClone(sent);
+  const header = type === 'template' ? templateHeaderLink(payload) : undefined;
+  const media = header ? { link: header.link } : isMediaType(type) ? payload[type] : undefined;
+  const mediaType = header?.type ?? type;
+  if (!isMediaType(mediaType) || typeof media?.link !== 'string') return undefined;
   const { prepareThroughWorker } = await import('#shared/media/jobs.ts');
-  const result = await prepareThroughWorker({ businessId, phoneNumberId, reason: 'proxy', request: { type, media, autoConvert: false } }).catch((err: unknown) => {
+  const result = await prepareThroughWorker({ businessId, phoneNumberId, reason: 'proxy', request: { type: mediaType, media, autoConvert: false } }).catch((err: unknown) => {
     if (err instanceof ApiError) return undefined;
     throw err;
   });
-  return result?.status === 'ready' && result.prepared.type === type ? { ...message.payload, [type]: result.prepared.media } : undefined;
+  if (result?.status !== 'ready' || result.prepared.type !== mediaType) return undefined;
+  if (header) header.param[header.type] = result.prepared.media;
+  else payload[type] = result.prepared.media;
+  return payload;
 }

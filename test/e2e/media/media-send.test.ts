@@ -114,6 +114,23 @@ describe('media sends over HTTP', () => {
     expect(fullHeader).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
   });
 
+  it('proxies a template header link on a retry too, keeping the service id as the callback data', async () => {
+    // Prepare: the upstream refuses the first send once (131000), so the template is stored failed with its header link
+    const link = `${filesUrl}/sandbox-unreachable/pic.png`;
+    await fetch(`${stack.sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'error', code: 131000, target: 'messages' }) });
+    const failed = await send({ type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: link } });
+    expect(failed.body).toMatchObject({ code: '131000', data: { status: 'failed' } });
+
+    // Act
+    const retry = await fetch(`${stack.url}/messages/v1/${failed.body.data.id}/retry`, { method: 'POST', headers: auth() });
+
+    // Assess: sent with the header by id (the link the upstream cannot fetch was proxied, as on a first send)
+    expect(await retry.json()).toMatchObject({ data: { id: failed.body.data.id, status: 'sent' } });
+    const sent = await lastSent();
+    expect(sent.template.components.find((c: any) => c.type === 'header').parameters[0]).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
+    expect(sent.biz_opaque_callback_data).toBe(failed.body.data.id);
+  });
+
   it('answers 131052 media_download_failed for a template header link neither the upstream nor the service can fetch', async () => {
     // Act: the file server answers 404 for this one
     const res = await send({ type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', url: `${filesUrl}/sandbox-unreachable/missing.png` } });
