@@ -93,6 +93,11 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
       return upstreamSend(businessId, phoneNumberId, proxied);
     });
   } catch (err) {
+    if (err instanceof MediaStillPreparing) {
+      // Nothing went upstream and nothing failed: the message goes back to failed as it was, and the client retries.
+      await commit(unclaimItems(message, attempt, new Date().toISOString()));
+      throw new ApiError(503, { error: 'service_unavailable', message: `The media file of message ${id} is still being prepared; retry shortly` }, { 'Retry-After': String(MEDIA_RETRY_AFTER_SECONDS) });
+    }
     if (!(err instanceof UpstreamError)) throw err;
     const failure = toDeliveryError(err, { ...templateContext(message.payload), messageId: id });
     const error = { code: failure.code, error: failure.error, message: failure.message, ...(failure.details ? { details: failure.details } : {}) };
@@ -137,12 +142,16 @@ const contactLive = (message: Message): TransactItem => ({
   },
 });
 
+/** The media worker was not done within the send's budget: the retry is answered 503, the message left failed as it was. */
+class MediaStillPreparing extends Error {}
+const MEDIA_RETRY_AFTER_SECONDS = 5;
+
 /**
  * What a retry sends: the stored payload, but a media message's link is planned again as on the first send, because
  * the file may have changed since and because a file the media worker failed to prepare (a 202 send) never went
  * upstream as stored. A file that still breaks the media rules fails the retry with the upstream's code for such a file
  * (131053 too large, 131051 unsupported); one the worker must prepare (an image by link over 5 MB is compressed) is
- * prepared within the send's budget, and past it the retry fails as an upstream that did not answer (retry later).
+ * prepared within the send's budget, and past it the retry answers 503 and changes nothing (MediaStillPreparing).
  * `autoConvert` is not stored with a message: a retry does not convert.
  */
 async function retryPayload(businessId: string, phoneNumberId: string, message: Message): Promise<Record<string, any>> {
@@ -158,7 +167,7 @@ async function retryPayload(businessId: string, phoneNumberId: string, message: 
   try {
     const plan = await planMediaSend(businessId, phoneNumberId, request);
     const done = plan.kind === 'ready' ? { status: 'ready' as const, prepared: plan.prepared } : await prepareThroughWorker({ businessId, phoneNumberId, reason: plan.reason, request });
-    if (done.status === 'queued') throw new UpstreamError('The media file is still being prepared', 503, undefined, undefined, true);
+    if (done.status === 'queued') throw new MediaStillPreparing();
     const { [type]: _replaced, ...rest } = message.payload as Record<string, any>;
     return { ...rest, type: done.prepared.type, [done.prepared.type]: done.prepared.media };
   } catch (err) {

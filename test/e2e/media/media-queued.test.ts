@@ -4,7 +4,7 @@
  * message applies the media rules again. The budget is set to zero here.
  */
 import type { LocalStack } from '#infra/local/stack.ts';
-import { smallPng } from '../../integration/media/files.ts';
+import { photoJpeg, smallPng } from '../../integration/media/files.ts';
 import { customerWrites, startFileServer } from '../../support/http.ts';
 
 let stack: LocalStack;
@@ -90,3 +90,28 @@ it('fails a queued image the worker cannot bring under 5 MB with the upstream co
   expect(retried).toMatchObject({ error: 'retry_failed', code: '131053', data: { id, status: 'failed' } });
   expect(await sentCount()).toBe(before);
 }, 60_000);
+
+it('answers a retry whose file the media worker must prepare for longer than the budget with 503, leaving the message failed as it was', async () => {
+  // Prepare: a queued image send the worker fails (a JPEG's first bytes, then 6 MB that decode to nothing)
+  served['/later.jpg'] = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(6 * MB, 0x42)]);
+  const auth = { authorization: `Bearer ${stack.demo!.apiKey}`, 'content-type': 'application/json' };
+  const sentCount = async () => ((await (await fetch(`${stack.sandboxUrl}/__sandbox/sent?to=${encodeURIComponent(to)}`)).json()) as unknown[]).length;
+  const res = await fetch(`${stack.url}/messages/v1`, { method: 'POST', headers: auth, body: JSON.stringify({ to, type: 'image', image: { link: `${filesUrl}/later.jpg` } }) });
+  const id = ((await res.json()) as any).data.id;
+  await stack.queues.idle();
+  const before = await sentCount();
+
+  // Act: the file is now one compression can bring under 5 MB, which the worker (budget 0 here) cannot finish in time
+  served['/later.jpg'] = await photoJpeg(3000, 2200, 24);
+  const retry = await fetch(`${stack.url}/messages/v1/${id}/retry`, { method: 'POST', headers: auth });
+  const answer = (await retry.json()) as any;
+  await stack.queues.idle();
+  const after = (await (await fetch(`${stack.url}/messages/v1/${id}`, { headers: auth })).json()) as any;
+
+  // Assess
+  expect(retry.status).toBe(503);
+  expect(retry.headers.get('retry-after')).toBe('5');
+  expect(answer).toMatchObject({ error: 'service_unavailable', message: expect.stringContaining('still being prepared') });
+  expect(after.message).toMatchObject({ status: 'failed', error: { code: '131053', error: 'file_too_large' } });
+  expect(await sentCount()).toBe(before);
+}, 90_000);
