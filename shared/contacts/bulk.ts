@@ -21,10 +21,10 @@ import { contactStageChanged } from '#shared/funnel/events.ts';
 import { moveContact } from '#shared/funnel/move.ts';
 import { missingRecord, ownerPut } from '#shared/auth/ownership.ts';
 import type { Contact } from './model.ts';
-import { internationalPhone, PHONE_FORMAT } from './phone.ts';
+import { internationalPhone } from './phone.ts';
 import { batchGetContacts, batchGetPhoneClaims, contactPut, newContact, identityReleases, phoneClaim, type StoredContact } from './repository.ts';
 import { changedFields, contactCreated, contactDeleted, contactUpdated } from './events.ts';
-import { applyFieldPatch, createContact, deleteContact, updateContact, type FieldPatch } from './service.ts';
+import { applyFieldPatch, createContact, deleteContact, invalidPhone, updateContact, type FieldPatch } from './service.ts';
 import { dedupeTags, type UpdateContactInput } from './schemas.ts';
 import { bulkCreateItem, bulkUpdateItem, listOf, needsSingleContactPath, type BulkBody, type BulkOperation } from './bulk-schemas.ts';
 import { fail, itemError, writeGroups, type BulkItemResult, type Unit } from './bulk-groups.ts';
@@ -70,7 +70,8 @@ async function bulkCreate(bid: string, input: unknown[], results: BulkItemResult
       return;
     }
     const phone = internationalPhone(parsed.output.phone_number);
-    if (!phone) results[index] = fail(null, 'invalid_phone_number', `phone_number ${PHONE_FORMAT}`, shown);
+    // The single create's refusal, as an item (one wording for both).
+    if (!phone) results[index] = itemError('create', null, invalidPhone(), shown);
     else valid.push({ index, phone, fields: parsed.output });
   });
 

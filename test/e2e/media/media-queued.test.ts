@@ -66,25 +66,36 @@ it('finishes a template whose header link is proxied past the budget: sent with 
   expect(header).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
 }, 60_000);
 
-it('fails a queued image the worker cannot bring under 5 MB with the upstream code for it, and a retry sends nothing while the file is still too large', async () => {
-  // Prepare: a JPEG's first bytes, then 6 MB that decode to nothing (compression cannot help; no autoConvert)
-  served['/corrupt.jpg'] = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(6 * MB, 0x42)]);
-  const auth = { authorization: `Bearer ${stack.demo!.apiKey}`, 'content-type': 'application/json' };
-  const sentCount = async () => ((await (await fetch(`${stack.sandboxUrl}/__sandbox/sent?to=${encodeURIComponent(to)}`)).json()) as unknown[]).length;
-  const res = await fetch(`${stack.url}/messages/v1`, { method: 'POST', headers: auth, body: JSON.stringify({ to, type: 'image', image: { link: `${filesUrl}/corrupt.jpg` } }) });
+const auth = () => ({ authorization: `Bearer ${stack.demo!.apiKey}`, 'content-type': 'application/json' });
+const sentCount = async () => ((await (await fetch(`${stack.sandboxUrl}/__sandbox/sent?to=${encodeURIComponent(to)}`)).json()) as unknown[]).length;
+const readMessage = async (id: string) => (await (await fetch(`${stack.url}/messages/v1/${id}`, { headers: auth() })).json()) as any;
+
+/**
+ * A queued image send by a link at `path` that the media worker fails: a JPEG's first bytes, then 6 MB that decode to
+ * nothing (compression cannot help; no autoConvert). Answers the send's status and the message id once the worker is done.
+ */
+async function failedQueuedImage(path: string): Promise<{ status: number; id: string }> {
+  served[path] = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(6 * MB, 0x42)]);
+  const res = await fetch(`${stack.url}/messages/v1`, { method: 'POST', headers: auth(), body: JSON.stringify({ to, type: 'image', image: { link: `${filesUrl}${path}` } }) });
   const id = ((await res.json()) as any).data.id;
   await stack.queues.idle();
-  const failed = (await (await fetch(`${stack.url}/messages/v1/${id}`, { headers: auth })).json()) as any;
+  return { status: res.status, id };
+}
+
+it('fails a queued image the worker cannot bring under 5 MB with the upstream code for it, and a retry sends nothing while the file is still too large', async () => {
+  // Prepare
+  const { status, id } = await failedQueuedImage('/corrupt.jpg');
+  const failed = await readMessage(id);
   const before = await sentCount();
 
   // Act: the file at the link is now past what any conversion may reach
   served['/corrupt.jpg'] = Buffer.alloc(101 * MB);
-  const retry = await fetch(`${stack.url}/messages/v1/${id}/retry`, { method: 'POST', headers: auth });
+  const retry = await fetch(`${stack.url}/messages/v1/${id}/retry`, { method: 'POST', headers: auth() });
   const retried = (await retry.json()) as any;
 
   // Assess: stored with the upstream's code and the contract's name for it (131053 file_too_large, not the HTTP status),
   // as the retry reports it, and nothing went upstream
-  expect(res.status).toBe(202);
+  expect(status).toBe(202);
   expect(failed.message).toMatchObject({ status: 'failed', error: { code: '131053', error: 'file_too_large' } });
   expect(retry.status).toBe(400);
   expect(retried).toMatchObject({ error: 'retry_failed', code: '131053', data: { id, status: 'failed' } });
@@ -92,21 +103,16 @@ it('fails a queued image the worker cannot bring under 5 MB with the upstream co
 }, 60_000);
 
 it('answers a retry whose file the media worker must prepare for longer than the budget with 503, leaving the message failed as it was', async () => {
-  // Prepare: a queued image send the worker fails (a JPEG's first bytes, then 6 MB that decode to nothing)
-  served['/later.jpg'] = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(6 * MB, 0x42)]);
-  const auth = { authorization: `Bearer ${stack.demo!.apiKey}`, 'content-type': 'application/json' };
-  const sentCount = async () => ((await (await fetch(`${stack.sandboxUrl}/__sandbox/sent?to=${encodeURIComponent(to)}`)).json()) as unknown[]).length;
-  const res = await fetch(`${stack.url}/messages/v1`, { method: 'POST', headers: auth, body: JSON.stringify({ to, type: 'image', image: { link: `${filesUrl}/later.jpg` } }) });
-  const id = ((await res.json()) as any).data.id;
-  await stack.queues.idle();
+  // Prepare
+  const { id } = await failedQueuedImage('/later.jpg');
   const before = await sentCount();
 
   // Act: the file is now one compression can bring under 5 MB, which the worker (budget 0 here) cannot finish in time
   served['/later.jpg'] = await photoJpeg(3000, 2200, 24);
-  const retry = await fetch(`${stack.url}/messages/v1/${id}/retry`, { method: 'POST', headers: auth });
+  const retry = await fetch(`${stack.url}/messages/v1/${id}/retry`, { method: 'POST', headers: auth() });
   const answer = (await retry.json()) as any;
   await stack.queues.idle();
-  const after = (await (await fetch(`${stack.url}/messages/v1/${id}`, { headers: auth })).json()) as any;
+  const after = await readMessage(id);
 
   // Assess
   expect(retry.status).toBe(503);
