@@ -43,11 +43,11 @@ export function applyPrepared(draft: OutboundDraft, prepared: PreparedMedia): vo
 }
 
 /**
- * The media step. `media` is the request's media object (with service extensions such as `voice`),
- * `autoConvert` the caller's choice; `dispatch` is the send path's upstream step.
+ * The media step. `media` is the request's media object (with service extensions such as `voice`), the caller's
+ * `autoConvert` is the draft's; `dispatch` is the send path's upstream step.
  */
-export async function sendMediaMessage(draft: OutboundDraft, media: MediaObject, autoConvert: boolean | undefined, dispatch: Dispatch): Promise<Outcome> {
-  const request: MediaSendRequest = { type: draft.messageType as MediaType, media, autoConvert: autoConvert === true };
+export async function sendMediaMessage(draft: OutboundDraft, media: MediaObject, dispatch: Dispatch): Promise<Outcome> {
+  const request: MediaSendRequest = { type: draft.messageType as MediaType, media, autoConvert: draft.autoConvert === true };
   const plan = await planMediaSend(draft.businessId, draft.phoneNumberId, request);
   if (plan.kind === 'job') {
     const queued = await throughWorker(draft, request, plan.reason);

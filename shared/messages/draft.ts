@@ -24,6 +24,8 @@ export interface OutboundDraft {
   broadcastId?: string;
   createdAt: string;
   ai?: { pause?: boolean; pauseDuration?: number; disable?: boolean };
+  /** A media send's `autoConvert`: kept with the message, so that a retry prepares its link as the first send did. */
+  autoConvert?: boolean;
   /** A reaction to a message the service knows: its current reaction is replaced (or removed by an empty emoji). */
   reactionTo?: { messageId: string; emoji: string };
   /** True while `conversation` holds only its id (the fast path reads it only if a settle's conditions need it). */
@@ -70,6 +72,7 @@ export const outboundMessage = (draft: OutboundDraft, now: string, status: Messa
   ...(draft.metadata ? { metadata: draft.metadata } : {}),
   sentBy: draft.sentBy,
   ...(draft.broadcastId ? { broadcastId: draft.broadcastId } : {}),
+  ...(draft.autoConvert ? { autoConvert: true } : {}),
   error: null,
   createdAt: draft.createdAt,
   updatedAt: now,

@@ -43,6 +43,8 @@ export interface Message {
   sentBy?: SentBy;
   /** The broadcast that sent it, if one did: every event of the message names it. */
   broadcastId?: string;
+  /** Outbound media: the send's `autoConvert`, which a retry applies again (shared/messages/retry.ts). */
+  autoConvert?: boolean;
   error?: MessageError | null;
   createdAt: string;
   updatedAt: string;
@@ -116,7 +118,7 @@ export async function listMessages(businessId: string, conversationId: string, l
 
 /** The public view of a message (no tenancy or storage fields). */
 export const messageView = (m: Message) => {
-  const { businessId: _bid, payload, sendAttempt: _attempt, ...rest } = m;
+  const { businessId: _bid, payload, sendAttempt: _attempt, autoConvert: _autoConvert, ...rest } = m;
   // A reply names the message it answers: Meta's `context` of an inbound reply ({ from, id }), or the one sent upstream.
   const context = payload?.context;
   return context && typeof context === 'object' ? { ...rest, context } : rest;

@@ -83,9 +83,12 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   if (!claimed) throw badRequest('invalid_state', 'The message is being retried by another request or is no longer failed', { data: { id } });
 
   let result;
+  // What the media step changed in the message (its file prepared again), stored with the send as a first send stores it.
+  let prepared: Pick<Message, 'messageType' | 'payload' | 'metadata'> | undefined;
   try {
+    prepared = await preparedMedia(businessId, phoneNumberId, message);
     // The message's id as the callback data, as a first send passes it (a send the media worker failed was stored without).
-    const payload: Record<string, any> = { biz_opaque_callback_data: message.id, ...(await retryPayload(businessId, phoneNumberId, message)) };
+    const payload: Record<string, any> = { biz_opaque_callback_data: message.id, ...(prepared?.payload ?? message.payload) };
     result = await upstreamSend(businessId, phoneNumberId, payload, reserved).catch(async (err: unknown) => {
       // A link the upstream could not fetch: the file fetched and uploaded here (the contract's proxy), as on the first send.
       const proxied = err instanceof UpstreamError && err.code === 131052 ? await proxiedPayload(businessId, phoneNumberId, String(payload.type), payload) : undefined;
@@ -121,7 +124,7 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
     businessId,
     message.conversationId,
     'sent',
-    (touch) => settleSent({ message, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt }, retry: true, items: [touch], eventExtra: { retried_at: retriedAt } }),
+    (touch) => settleSent({ message: { ...message, ...prepared }, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt, ...prepared }, retry: true, items: [touch], eventExtra: { retried_at: retriedAt } }),
     () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt }),
     (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound' }),
   );
@@ -147,29 +150,30 @@ class MediaStillPreparing extends Error {}
 const MEDIA_RETRY_AFTER_SECONDS = 5;
 
 /**
- * What a retry sends: the stored payload, but a media message's link is planned again as on the first send, because
- * the file may have changed since and because a file the media worker failed to prepare (a 202 send) never went
- * upstream as stored. A file that still breaks the media rules fails the retry with the upstream's code for such a file
+ * The message with its media prepared again for a retry, or undefined when the stored payload goes as it is: a media
+ * message's link is planned again as on the first send, because the file may have changed since and because a file
+ * the media worker failed to prepare (a 202 send) never went upstream as stored. A file that still breaks the media rules fails the retry with the upstream's code for such a file
  * (131053 too large, 131051 unsupported); one the worker must prepare (an image by link over 5 MB is compressed) is
  * prepared within the send's budget, and past it the retry answers 503 and changes nothing (MediaStillPreparing).
- * `autoConvert` is not stored with a message: a retry does not convert.
+ * The send's `autoConvert`, kept with the message, applies again (a file now over the limit may go as a document).
  */
-async function retryPayload(businessId: string, phoneNumberId: string, message: Message): Promise<Record<string, any>> {
+async function preparedMedia(businessId: string, phoneNumberId: string, message: Message): Promise<Pick<Message, 'messageType' | 'payload' | 'metadata'> | undefined> {
   const type = message.messageType;
   const media = (message.payload as Record<string, any>)[type];
-  if (!isMediaType(type) || typeof media?.link !== 'string') return message.payload;
+  if (!isMediaType(type) || typeof media?.link !== 'string') return undefined;
   const [{ planMediaSend }, { prepareThroughWorker }, { upstreamCodeOf }] = await Promise.all([
     import('#shared/media/send-media.ts'),
     import('#shared/media/jobs.ts'),
     import('#shared/media/errors.ts'),
   ]);
-  const request = { type, media, autoConvert: false };
+  const request = { type, media, autoConvert: message.autoConvert === true };
   try {
     const plan = await planMediaSend(businessId, phoneNumberId, request);
     const done = plan.kind === 'ready' ? { status: 'ready' as const, prepared: plan.prepared } : await prepareThroughWorker({ businessId, phoneNumberId, reason: plan.reason, request });
     if (done.status === 'queued') throw new MediaStillPreparing();
     const { [type]: _replaced, ...rest } = message.payload as Record<string, any>;
-    return { ...rest, type: done.prepared.type, [done.prepared.type]: done.prepared.media };
+    const { type: sentAs, media: file, metadata } = done.prepared;
+    return { messageType: sentAs, payload: { ...rest, type: sentAs, [sentAs]: file }, ...(metadata ? { metadata: { ...message.metadata, ...metadata } } : {}) };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     throw new UpstreamError(err.message, err.status, upstreamCodeOf(err), err.message, false);

@@ -118,6 +118,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
     broadcastId: options.broadcastId,
     createdAt: new Date().toISOString(),
     ai: req.ai,
+    ...(isMediaType(req.type) && (req as { autoConvert?: boolean }).autoConvert === true ? { autoConvert: true } : {}),
     ...(reactionTarget?.messageId ? { reactionTo: { messageId: reactionTarget.messageId, emoji: req.reaction.emoji } } : {}),
     // A person replying through the API without an `ai` object hands the conversation over: the AI pauses.
     ...((options.sentBy ?? 'api') === 'api' && !req.ai && context.aiSettings.handoffPauseMinutes > 0
@@ -171,7 +172,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   draft.checks = [...conditions, routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }), ...binding];
 
   if (isMediaType(draft.messageType)) {
-    return (await media()).sendMediaMessage(draft, (req as Record<string, any>)[req.type], (req as { autoConvert?: boolean }).autoConvert, dispatchOutbound);
+    return (await media()).sendMediaMessage(draft, (req as Record<string, any>)[req.type], dispatchOutbound);
   }
   return dispatchOutbound(draft, recover).catch((err) => Promise.reject(refusedByCaller(err) ? options.recordIf!.refused() : err));
 }

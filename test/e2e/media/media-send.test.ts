@@ -171,6 +171,31 @@ describe('media sends over HTTP', () => {
     expect((await lastSent()).document).toMatchObject({ link: `${filesUrl}/big-clip.mp4`, filename: 'big-clip.mp4' });
   });
 
+  it('keeps autoConvert for a retry: a video link refused by the closed window, now over 16 MB, goes as a document', async () => {
+    // Prepare: a recipient who has not written (131047); the file at the link is a small clip at the first send
+    const other = '+5215550003333';
+    served['/grows.mp4'] = await smallMp4();
+    const first = await fetch(`${stack.url}/messages/v1`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ to: other, type: 'video', video: { link: `${filesUrl}/grows.mp4`, caption: 'clip' }, autoConvert: true }) });
+    const failed = (await first.json()) as any;
+    expect(failed).toMatchObject({ code: '131047', data: { status: 'failed', messageType: 'video' } });
+    served['/grows.mp4'] = served['/big-clip.mp4'];
+    await customerWrites(stack, other);
+
+    // Act
+    const retry = await fetch(`${stack.url}/messages/v1/${failed.data.id}/retry`, { method: 'POST', headers: auth() });
+    const retried = (await retry.json()) as any;
+    const stored = (await (await fetch(`${stack.url}/messages/v1/${failed.data.id}`, { headers: auth() })).json()) as any;
+
+    // Assess: sent as a document, as the first send would have sent the file, and stored as what was sent
+    expect(retried).toMatchObject({ data: { id: failed.data.id, status: 'sent' } });
+    const sent = (await (await fetch(`${stack.sandboxUrl}/__sandbox/sent?to=${encodeURIComponent(other)}`)).json()) as any[];
+    expect(sent.at(-1).type).toBe('document');
+    expect(sent.at(-1).document).toMatchObject({ link: `${filesUrl}/grows.mp4`, caption: 'clip' });
+    expect(stored.message).toMatchObject({ messageType: 'document', status: 'sent', metadata: { originalType: 'video', wasConverted: true } });
+    expect(stored.message).not.toHaveProperty('autoConvert');
+  });
+
   it('answers 413 media_too_large without autoConvert', async () => {
     // Act
     const res = await send({ type: 'video', video: { link: `${filesUrl}/big-clip.mp4` } });
