@@ -16,7 +16,7 @@ import { isMediaType, type MediaType } from './formats.ts';
 import { upstreamCodeOf } from './errors.ts';
 import { templateHeaderLink } from '#shared/templates/header-link.ts';
 import { prepareThroughWorker } from './jobs.ts';
-import { planAfterUpstreamError, planMediaSend, type MediaJobReason, type MediaObject, type MediaSendRequest, type PreparedMedia } from './send-media.ts';
+import { planAfterUpstreamError, planMediaSend, type MediaJobReason, type MediaObject, type MediaPlan, type MediaSendRequest, type PreparedMedia } from './send-media.ts';
 import { isTransactionCancelled } from '#shared/store/transact.ts';
 
 /** The finisher name the media worker knows (shared/media/outbound-finisher.ts). */
@@ -42,13 +42,24 @@ export function applyPrepared(draft: OutboundDraft, prepared: PreparedMedia): vo
   if (prepared.metadata) draft.metadata = { ...(draft.metadata ?? {}), ...prepared.metadata };
 }
 
+/** A media send's request and what its file needs, decided before anything is recorded. */
+export interface MediaStep {
+  request: MediaSendRequest;
+  plan: MediaPlan;
+}
+
 /**
- * The media step. `media` is the request's media object (with service extensions such as `voice`), the caller's
- * `autoConvert` is the draft's; `dispatch` is the send path's upstream step.
+ * The media rules that need no contact or conversation (the id's owner, the link's size and format): checked before the
+ * send path looks up or creates them, so that a refused file (403, 413, 400) leaves nothing behind. `media` is the
+ * request's media object (with service extensions such as `voice`); the caller's `autoConvert` is the draft's.
  */
-export async function sendMediaMessage(draft: OutboundDraft, media: MediaObject, dispatch: Dispatch): Promise<Outcome> {
+export async function planMediaMessage(draft: OutboundDraft, media: MediaObject): Promise<MediaStep> {
   const request: MediaSendRequest = { type: draft.messageType as MediaType, media, autoConvert: draft.autoConvert === true };
-  const plan = await planMediaSend(draft.businessId, draft.phoneNumberId, request);
+  return { request, plan: await planMediaSend(draft.businessId, draft.phoneNumberId, request) };
+}
+
+/** The media step of a send planned by planMediaMessage; `dispatch` is the send path's upstream step. */
+export async function sendMediaMessage(draft: OutboundDraft, { request, plan }: MediaStep, dispatch: Dispatch): Promise<Outcome> {
   if (plan.kind === 'job') {
     const queued = await throughWorker(draft, request, plan.reason);
     if (queued) return queued;

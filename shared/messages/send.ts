@@ -164,6 +164,8 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
     draft.conversationUnread = false;
   }
 
+  // A media file the rules refuse (another number's id, a link too large) is refused before a contact or conversation exists.
+  const mediaStep = isMediaType(draft.messageType) ? await (await media()).planMediaMessage(draft, (req as Record<string, any>)[req.type]) : undefined;
   if (budgetDue) await takeBudget(businessId);
   const { contact } = await findOrCreateContactByPhone(businessId, req.to, { origin: 'outbound' });
   const { conversation } = await findOrCreateConversation(businessId, contact);
@@ -171,8 +173,6 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   draft.conversation = conversation;
   draft.checks = [...conditions, routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }), ...binding];
 
-  if (isMediaType(draft.messageType)) {
-    return (await media()).sendMediaMessage(draft, (req as Record<string, any>)[req.type], dispatchOutbound);
-  }
+  if (mediaStep) return (await media()).sendMediaMessage(draft, mediaStep, dispatchOutbound);
   return dispatchOutbound(draft, recover).catch((err) => Promise.reject(refusedByCaller(err) ? options.recordIf!.refused() : err));
 }

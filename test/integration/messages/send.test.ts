@@ -487,6 +487,31 @@ describe('POST /messages/v1: templates', () => {
     expect((await h.sent(to)).filter((p) => p.type === 'image').map((p) => p.image.id)).toEqual([own.id]);
   });
 
+  it('refuses a media file to a new number before a contact or conversation exists: another number\'s id (403), an upload of another kind (400)', async () => {
+    // Prepare: a number nobody has written to yet; an image the service uploaded for this number, sent as a sticker
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const theirs = h.sandbox.state.addMedia('100000000000999', Buffer.from('jpeg'), 'image/jpeg');
+    const image = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.from('jpeg'), 'image/jpeg');
+    const { putMedia } = await import('#shared/media/repository.ts');
+    await putMedia({ businessId: t.businessId, mediaId: image.id, phoneNumberId: t.phoneNumberId, type: 'image', mimeType: 'image/jpeg', fileSize: 4, s3Key: `k/${image.id}`, createdAt: new Date().toISOString(), expiresAt: new Date(Date.now() + 86_400_000).toISOString() });
+    h.events(t.businessId);
+
+    // Act
+    const denied = await h.send(t.apiKey, { to, type: 'image', image: { id: theirs.id } });
+    const upstreamStyle = await h.send(t.apiKey, { messaging_product: 'whatsapp', to: to.slice(1), type: 'image', image: { id: theirs.id } });
+    const wrongKind = await h.send(t.apiKey, { to, type: 'sticker', sticker: { id: image.id } });
+    const contacts = await h.invoke('GET /contacts/v1', { apiKey: t.apiKey, query: { search: to.slice(1) } });
+    const conversations = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey });
+
+    // Assess: refused, with nothing recorded and no event
+    expect([denied.status, upstreamStyle.status, wrongKind.status]).toEqual([403, 403, 400]);
+    expect(contacts.body.contacts).toEqual([]);
+    expect(conversations.body.conversations).toEqual([]);
+    expect(h.events(t.businessId)).toEqual([]);
+    expect(await h.sent(to)).toEqual([]);
+  });
+
   it("refuses a header media id of another kind than the header's (an audio as an image header), in the shortcut and the full form", async () => {
     // Prepare: an OGG audio this service uploaded for the sending number
     const t = await h.newTenant();
