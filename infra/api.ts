@@ -1,17 +1,21 @@
 /**
  * The HTTP API: one route per row of the route table, each to the function of its handler module, and the
  * `$default` route (every request no row matches) to the not-found function, which answers 404 or 405 with `Allow`
- * exactly as the local server does.
+ * exactly as the local server does. API Gateway picks a route by method and path, so a known path asked with a method
+ * it lacks would reach another path's route of that method (`DELETE /team/v1` → `DELETE /{version}/{id}`): each such
+ * pair has a route of its own to the not-found function (shadowedMethods).
  */
 import { RemovalPolicy, type Stack, aws_apigatewayv2 as apigw, aws_apigatewayv2_integrations as integrations, aws_lambda as lambda, aws_logs as logs } from 'aws-cdk-lib';
 import { routes } from '../shared/routes.ts';
+import { shadowedMethods } from '../shared/http/route-match.ts';
 import { pascal } from './names.ts';
 
 export function createApi(stack: Stack, functions: Map<string, lambda.IFunction>, notFound: lambda.IFunction): apigw.HttpApi {
+  const notFoundIntegration = new integrations.HttpLambdaIntegration('NotFoundIntegration', notFound);
   const api = new apigw.HttpApi(stack, 'Api', {
     description: 'WhatsApp Business messaging and CRM API',
     createDefaultStage: false,
-    defaultIntegration: new integrations.HttpLambdaIntegration('NotFoundIntegration', notFound),
+    defaultIntegration: notFoundIntegration,
   });
   const stage = api.addStage('DefaultStage', {
     stageName: '$default',
@@ -41,6 +45,9 @@ export function createApi(stack: Stack, functions: Map<string, lambda.IFunction>
       apiIntegrations.set(route.handler, integration);
     }
     api.addRoutes({ path: route.path, methods: [route.method as apigw.HttpMethod], integration });
+  }
+  for (const shadowed of shadowedMethods(routes)) {
+    api.addRoutes({ path: shadowed.path, methods: [shadowed.method as apigw.HttpMethod], integration: notFoundIntegration });
   }
   return api;
 }

@@ -74,6 +74,26 @@ export function routeMatcher<R extends RoutePattern>(routes: readonly R[]): (met
   };
 }
 
+/** The methods a route of the table may have; API Gateway matches each request by method and path. */
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * The requests API Gateway would hand to another route than the one whose path they name: it picks a route by method
+ * and path together, so `DELETE /team/v1` (a path without a DELETE route) is taken by `DELETE /{version}/{id}`, where
+ * the rule above answers 405 (the path belongs to its most specific pattern). The stack routes each of these method and
+ * path pairs to the not-found function, which answers them by that rule. A path's parameters are tried as plain values.
+ */
+export function shadowedMethods<R extends RoutePattern>(routes: readonly R[]): RoutePattern[] {
+  const compiled = routes.map(compile);
+  const paths = [...new Set(routes.map((r) => r.path))];
+  return paths.flatMap((path) => {
+    const sample = path.replace(/\{\w+\}/g, 'x');
+    const own = new Set(routes.filter((r) => r.path === path).map((r) => r.method));
+    return METHODS.filter((method) => !own.has(method) && compiled.some((c) => c.route.method === method && c.route.path !== path && c.regex.test(sample)))
+      .map((method) => ({ method, path }));
+  });
+}
+
 /**
  * The answer to a request no route takes (`allowed`: the methods its path has, if any). On a Cloud API path
  * (`/vNN.N/...`) in the Graph API's error shape, as Meta answers an unsupported request (code 100).

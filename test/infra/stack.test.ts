@@ -18,6 +18,7 @@ import { functionSpecs, NOT_FOUND_HANDLER } from '#infra/functions.ts';
 import { queueUrlSetting } from '#infra/names.ts';
 import { UNSET_TOKEN } from '#infra/resources.ts';
 import { routes, scheduled, workers } from '#shared/routes.ts';
+import { routeMatcher, shadowedMethods } from '#shared/http/route-match.ts';
 import { samEnvironment, type LocalStack } from '#infra/sam/env.ts';
 import { routeContext, workerContext } from '#infra/local/lambda/context.ts';
 import { allows, nativeArchitectures, SynthesizedFunctions, actionsOf } from './template.ts';
@@ -99,10 +100,38 @@ describe('CDK stack', () => {
     }
     const defaults = template.findResources('AWS::ApiGatewayV2::Route', { Properties: { RouteKey: '$default' } });
     expect(Object.keys(defaults)).toHaveLength(1);
-    expect(Object.keys(template.findResources('AWS::ApiGatewayV2::Route')).length).toBe(routes.length + 1);
+    expect(Object.keys(template.findResources('AWS::ApiGatewayV2::Route')).length).toBe(routes.length + shadowedMethods(routes).length + 1);
     const target = (Object.values(defaults)[0] as any).Properties.Target['Fn::Join'][1][1].Ref;
     const integration = template.toJSON().Resources[target];
     expect(JSON.stringify(integration.Properties.IntegrationUri)).toContain(`"${id(stack.functions.get(NOT_FOUND_HANDLER)!)}"`);
+  });
+
+  it('takes every known path with every method to the function the local server answers it with, routed as API Gateway routes', () => {
+    // Prepare: the template's routes, each with the function its integration invokes
+    const resources = template.toJSON().Resources as Record<string, any>;
+    const functionOfRoute = (route: any) => JSON.stringify(resources[route.Properties.Target['Fn::Join'][1][1].Ref].Properties.IntegrationUri);
+    const deployed = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGatewayV2::Route').map((r) => {
+      const [method, path] = r.Properties.RouteKey === '$default' ? ['$default', ''] : r.Properties.RouteKey.split(' ');
+      const segments = path.split('/').filter(Boolean);
+      const regex = new RegExp(`^${segments.map((s: string) => (s.startsWith('{') ? '/[^/]+' : `/${s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`)).join('')}$`);
+      return { method, regex, literals: segments.filter((s: string) => !s.startsWith('{')).length, invokes: functionOfRoute(r) };
+    });
+    // API Gateway: a route of the request's method whose path matches (literal segments beat parameters), else $default.
+    const gateway = (method: string, path: string) =>
+      deployed.filter((r) => r.method === method && r.regex.test(path)).sort((a, b) => b.literals - a.literals)[0]?.invokes ?? deployed.find((r) => r.method === '$default')!.invokes;
+    const local = routeMatcher(routes);
+    const notFound = `"${id(stack.functions.get(NOT_FOUND_HANDLER)!)}"`;
+
+    for (const path of new Set(routes.map((r) => r.path))) {
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+        // Act
+        const sample = path.replace(/\{\w+\}/g, 'x');
+        const found = local(method, sample);
+        // Assess: the route's own function where the local server takes the request, else the not-found function (404, 405)
+        const expected = found && 'route' in found ? `"${id(stack.functions.get(found.route.handler)!)}"` : notFound;
+        expect([method, path, gateway(method, sample).includes(expected)]).toEqual([method, path, true]);
+      }
+    }
   });
 
   describe('gives every function what its code needs, and no more', () => {

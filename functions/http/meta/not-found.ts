@@ -1,5 +1,6 @@
 /**
- * The HTTP API's `$default` route: every request that no row of shared/routes.ts takes. A known path asked with
+ * The HTTP API's `$default` route: every request that no row of shared/routes.ts takes, and the routes of the known
+ * paths asked with a method they lack that another path's route would take (infra/api.ts). A known path asked with
  * another method answers 405 with `Allow`, anything else 404 `not_found` (decisions.md), as the local server does.
  * Public and stateless: it reads nothing but the route table.
  */
