@@ -5,12 +5,12 @@
  *   in audience order; once sent, gsi1 points from the service message id back to it (status webhooks).
  *   A worker claims it (pending → sending under a lease) before sending and settles it under that claim.
  */
-import { QueryCommand, UpdateCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { batchWriteAll } from '#shared/store/batch.ts';
-import { queryIndexPage } from '#shared/store/query.ts';
+import { queryIndexPage, queryListPage } from '#shared/store/query.ts';
 import type { Recipient, RecipientState } from './model.ts';
 
 const toRecipient = (item: Record<string, any>): Recipient => ({
@@ -166,31 +166,12 @@ export async function settleRecipient(
 export async function listRecipients(
   businessId: string, broadcastId: string, limit: number, startKey: Record<string, unknown> | undefined, filter?: { expression: string; values: Record<string, unknown> },
 ) {
-  const items: Recipient[] = [];
-  let lastKey = startKey;
-  do {
-    const input: QueryCommandInput = {
-      TableName: table(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
-      ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':r': keys.broadcastRecipientSkPrefix, ...(filter?.values ?? {}) },
-      ...(filter ? { FilterExpression: filter.expression, ExpressionAttributeNames: { '#state': 'state' } } : {}),
-      ExclusiveStartKey: lastKey,
-      // A filter can leave pages short: read wider pages and stop at `limit`.
-      Limit: filter ? 200 : limit - items.length,
-    };
-    const page = await db.send(new QueryCommand(input));
-    const got = page.Items ?? [];
-    lastKey = page.LastEvaluatedKey;
-    for (let i = 0; i < got.length; i++) {
-      items.push(toRecipient(got[i]));
-      if (items.length === limit) {
-        // Resume right after the last item returned, unless it was the very end of the list.
-        lastKey = i < got.length - 1 || page.LastEvaluatedKey ? { pk: got[i].pk, sk: got[i].sk } : undefined;
-        break;
-      }
-    }
-  } while (lastKey && items.length < limit);
-  return { items, lastKey };
+  const { items, lastKey } = await queryListPage({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :r)',
+    ExpressionAttributeValues: { ':pk': keys.broadcastRecipientsPk(businessId, broadcastId), ':r': keys.broadcastRecipientSkPrefix, ...(filter?.values ?? {}) },
+    ...(filter ? { FilterExpression: filter.expression, ExpressionAttributeNames: { '#state': 'state' } } : {}),
+  }, { limit, startKey, readSize: filter ? 200 : undefined }); // a filter leaves reads short: wider ones
+  return { items: items.map(toRecipient), lastKey };
 }
 
 /** A sent recipient by its service message id (status webhooks). */

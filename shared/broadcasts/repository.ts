@@ -10,11 +10,11 @@
  * The recipients (`B#{bid}#BCAST#{id}` / `R#{contactId}`) are in `recipients.ts`.
  */
 import { ownerPut } from '#shared/auth/ownership.ts';
-import { DeleteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
-import { queryAll, queryPrefix } from '#shared/store/query.ts';
+import { queryAll, queryListPage, queryPrefix } from '#shared/store/query.ts';
 import { batchGetAll } from '#shared/store/batch.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { segmentUsageItem } from '#shared/segments/usage.ts';
@@ -157,24 +157,15 @@ export async function getBroadcast(businessId: string, id: string): Promise<Broa
 }
 
 export async function listBroadcasts(businessId: string, limit: number, startKey: Record<string, unknown> | undefined, status?: string) {
-  const items: Broadcast[] = [];
-  let lastKey = startKey;
-  // A status filter can leave a DynamoDB page short: keep reading until the page is full or the list ends.
-  do {
-    const page = await db.send(new QueryCommand({
-      TableName: table(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.broadcastsByRecencyPk(businessId), ...(status ? { ':s': status } : {}) },
-      ...(status ? { FilterExpression: '#status = :s', ExpressionAttributeNames: { '#status': 'status' } } : {}),
-      ScanIndexForward: false,
-      ExclusiveStartKey: lastKey,
-      Limit: limit - items.length,
-    }));
-    items.push(...(page.Items ?? []).map(toBroadcast));
-    lastKey = page.LastEvaluatedKey;
-  } while (lastKey && items.length < limit);
-  return { items, lastKey };
+  // A status filter can leave a DynamoDB read short: the page reads on until it is full or the list ends.
+  const { items, lastKey } = await queryListPage({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.broadcastsByRecencyPk(businessId), ...(status ? { ':s': status } : {}) },
+    ...(status ? { FilterExpression: '#status = :s', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+    ScanIndexForward: false,
+  }, { limit, startKey });
+  return { items: items.map(toBroadcast), lastKey };
 }
 
 export async function explicitAudience(businessId: string, broadcastId: string): Promise<string[]> {

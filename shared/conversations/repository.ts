@@ -10,7 +10,7 @@ import { ownerPut } from '#shared/auth/ownership.ts';
 import { randomUUID } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
-import { queryIndexPage } from '#shared/store/query.ts';
+import { queryListPage } from '#shared/store/query.ts';
 import { batchGetAll } from '#shared/store/batch.ts';
 import { keys } from '#shared/store/keys.ts';
 import { commit, newEvent, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
@@ -305,6 +305,9 @@ function touchUpdate(
 
 /** Conversations of a business, most recent activity first. */
 export async function listConversations(businessId: string, limit: number, startKey?: Record<string, unknown>) {
-  const { items, lastKey } = await queryIndexPage(keys.conversationsByRecencyPk(businessId), { limit, newestFirst: true, startKey });
+  const { items, lastKey } = await queryListPage(
+    { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': keys.conversationsByRecencyPk(businessId) }, ScanIndexForward: false },
+    { limit, startKey },
+  );
   return { conversations: items.map(toConversation), lastKey };
 }

@@ -8,7 +8,7 @@ import { ownerPut } from '#shared/auth/ownership.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { batchGetAll } from '#shared/store/batch.ts';
 import { db, table } from '#shared/store/client.ts';
-import { queryIndexPage } from '#shared/store/query.ts';
+import { queryListPage } from '#shared/store/query.ts';
 import { keys } from '#shared/store/keys.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import type { MessageType } from './schemas.ts';
@@ -112,7 +112,10 @@ export async function findByWamid(businessId: string, wamid: string): Promise<{ 
 
 /** Messages of a conversation, newest first. */
 export async function listMessages(businessId: string, conversationId: string, limit: number, startKey?: Record<string, unknown>) {
-  const { items, lastKey } = await queryIndexPage(keys.messagesOfConversationPk(businessId, conversationId), { limit, newestFirst: true, startKey });
+  const { items, lastKey } = await queryListPage(
+    { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': keys.messagesOfConversationPk(businessId, conversationId) }, ScanIndexForward: false },
+    { limit, startKey },
+  );
   return { messages: items.map(toMessage), lastKey };
 }
 

@@ -57,3 +57,27 @@ export async function queryIndexPage<T = Record<string, any>>(
   }));
   return { items: (page.Items ?? []) as T[], lastKey: page.LastEvaluatedKey };
 }
+
+/**
+ * One page of a cursor-paginated list: at most `limit` items, and the key to resume after the last of them only when
+ * more follow. DynamoDB answers a LastEvaluatedKey for a read that stopped at its Limit even when nothing follows, which
+ * would send the client to an empty page; so one item more is read, to tell. A query with a filter may leave its reads
+ * short: it reads `readSize` items at a time until the page and one more are found or the partition ends.
+ */
+export async function queryListPage<T = Record<string, any>>(
+  input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
+  { limit, startKey, readSize }: { limit: number; startKey?: Record<string, unknown>; readSize?: number },
+): Promise<{ items: T[]; lastKey: Record<string, unknown> | undefined }> {
+  const items: Record<string, any>[] = [];
+  let lastKey = startKey;
+  do {
+    const page = await db.send(new QueryCommand({ TableName: table(), ...input, ExclusiveStartKey: lastKey, Limit: readSize ?? limit + 1 - items.length }));
+    items.push(...(page.Items ?? []));
+    lastKey = page.LastEvaluatedKey;
+  } while (lastKey && items.length <= limit);
+  if (items.length <= limit) return { items: items as T[], lastKey: undefined };
+  // The key of the page's last item, as DynamoDB would give it (an index read's key holds the index's attributes too).
+  const last = items[limit - 1];
+  const keyNames = input.IndexName ? ['pk', 'sk', `${input.IndexName}pk`, `${input.IndexName}sk`] : ['pk', 'sk'];
+  return { items: items.slice(0, limit) as T[], lastKey: Object.fromEntries(keyNames.map((name) => [name, last[name]])) };
+}

@@ -2,7 +2,7 @@
  * Delivery records: pk B#{bid}#WH#{id}, sk D#{deliveryId} (time-ordered ids, so a subscription's
  * deliveries list newest first), each with its attempts; kept 30 days.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -11,6 +11,7 @@ import type { Attempt, Delivery, DeliveryStatus } from './model.ts';
 import { laneItem, leaveLane, setLaneNextAttempt } from './lane-store.ts';
 import { eventOutboxKey } from './outbox-store.ts';
 import { fromTableItem } from './table-item.ts';
+import { queryListPage } from '#shared/store/query.ts';
 
 /** Delivery history is kept 30 days (well past the ~3 days of retries), then expires through the table's TTL. */
 const DELIVERY_RETENTION_SECONDS = 30 * 86_400;
@@ -92,15 +93,12 @@ export async function getDelivery(bid: string, webhookId: string, id: string): P
 
 /** A subscription's deliveries, newest first (their ids sort by event time). */
 export async function listDeliveries(bid: string, webhookId: string, limit: number, start?: Record<string, unknown>) {
-  const out = await db.send(new QueryCommand({
-    TableName: table(),
+  const { items, lastKey } = await queryListPage({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :d)',
     ExpressionAttributeValues: { ':pk': keys.deliveriesPk(bid, webhookId), ':d': keys.deliverySkPrefix },
     ScanIndexForward: false,
-    Limit: limit,
-    ExclusiveStartKey: start,
-  }));
-  return { items: (out.Items ?? []).map((i) => fromTableItem<Delivery>(i)), last: out.LastEvaluatedKey };
+  }, { limit, startKey: start });
+  return { items: items.map((i) => fromTableItem<Delivery>(i)), last: lastKey };
 }
 
 export interface Outcome {

@@ -190,6 +190,10 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect(second.body.data.map((x: any) => x.id)).toEqual([a.id]);
     expect(second.body.next_cursor).toBeNull();
     expect(cancelled.body.data.map((x: any) => x.id)).toEqual([b.id]);
+    // A last page that is exactly full ends the list, with a status filter too.
+    const all = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { limit: '3' } });
+    const oneCancelled = await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { status: 'cancelled', limit: '1' } });
+    expect([all.body.data.length, all.body.next_cursor, oneCancelled.body.data.length, oneCancelled.body.next_cursor]).toEqual([3, null, 1, null]);
     expect(forged.status).toBe(400);
     expect((await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { cursor: 'garbage' } })).status).toBe(400);
     expect((await invoke('GET /broadcasts/v1', { apiKey: t.apiKey, query: { status: 'weird' } })).status).toBe(400);
@@ -354,6 +358,9 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect(page1.body.data).toHaveLength(3);
     expect(page2.body.data).toHaveLength(1);
     expect(page2.body.next_cursor).toBeNull();
+    const whole = await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: b.id }, query: { limit: '4' } });
+    const lastFailed = await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: b.id }, query: { status: 'failed', limit: '1' } });
+    expect([whole.body.data.length, whole.body.next_cursor, lastFailed.body.data.length, lastFailed.body.next_cursor]).toEqual([4, null, 1, null]);
     const byStatus = async (status: string) =>
       (await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: b.id }, query: { status } })).body.data;
     // Each status lists what its count counts: a read recipient was also sent and delivered.

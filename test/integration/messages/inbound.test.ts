@@ -263,6 +263,10 @@ describe('incoming messages', () => {
     expect(page1.body.next_cursor).toEqual(expect.any(String));
     const page2 = await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: reply.body.data.conversationId }, query: { limit: '1', cursor: page1.body.next_cursor } });
     expect(page2.body.messages).toEqual([expect.objectContaining({ direction: 'inbound', content: { body: 'hola' } })]);
+    // A last page that is exactly full ends the list: no cursor to an empty page.
+    expect(page2.body.next_cursor).toBeNull();
+    const conversations = await h.invoke('GET /conversations/v1', { apiKey: t.apiKey, query: { limit: '1' } });
+    expect(conversations.body).toMatchObject({ conversations: [expect.objectContaining({ id: reply.body.data.conversationId })], next_cursor: null });
   });
 });
 

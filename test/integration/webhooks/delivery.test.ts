@@ -423,6 +423,9 @@ describe('webhook delivery', () => {
     expect(p1.body.data).toHaveLength(2);
     expect(p1.body.data[0].createdAt >= p1.body.data[1].createdAt).toBe(true);
     expect(p2.body.data).toHaveLength(1);
+    expect(p2.body.next_cursor).toBeNull();
+    const whole = await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: t.apiKey, params: { id: s.id }, query: { limit: '3' } });
+    expect([whole.body.data.length, whole.body.next_cursor]).toEqual([3, null]);
     const otherPage = await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: other.apiKey, params: { id: so.id }, query: { limit: '1' } });
     const forged = await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: t.apiKey, params: { id: s.id }, query: { cursor: Buffer.from(JSON.stringify({ pk: 'x', gsi1pk: 'y' })).toString('base64url') } });
     const garbage = await invoke('GET /user-webhooks/{id}/deliveries', { apiKey: t.apiKey, params: { id: s.id }, query: { cursor: 'not-a-cursor' } });
