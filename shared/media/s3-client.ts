@@ -17,4 +17,7 @@ export const s3 = new S3Client({
   forcePathStyle: Boolean(config.s3Endpoint),
   // The local emulator (s3rver) knows only its own fixed key pair.
   ...(config.s3Endpoint ? { credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {}),
+  // Checksums only where S3 requires one. By default the SDK signs a CRC32 into a presigned PUT, computed over the
+  // empty body it has when signing, and S3 refuses the client's real bytes against it (the presigned upload).
+  requestChecksumCalculation: 'WHEN_REQUIRED',
 });
