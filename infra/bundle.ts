@@ -124,7 +124,23 @@ function bundleFunction(root: string, outdir: string, request: BundleRequest, wr
 }
 
 /** The installed native media packages, copied as the media worker's node_modules (x64 Linux builds). */
+/** The media worker's native binaries for its Lambda architecture (x86_64), which npm installs only on a linux x64 machine. */
+const LAMBDA_MEDIA_BINARIES = ['@img/sharp-linux-x64', '@img/sharp-libvips-linux-x64', '@ffmpeg-installer/linux-x64'];
+
+/** Throws, saying how to deploy, when `npm ci` ran on a machine that did not install the media worker's Lambda binaries. */
+export function requireLambdaMediaBinaries(root: string): void {
+  const missing = LAMBDA_MEDIA_BINARIES.filter((pkg) => !existsSync(join(root, 'node_modules', pkg, 'package.json')));
+  if (missing.length === 0) return;
+  throw new Error(
+    `The media worker runs on Lambda's linux x64, and ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not installed: npm installs ` +
+    `them only on a linux x64 machine (this one is ${process.platform} ${process.arch}). Synthesize and deploy from linux x64: ` +
+    `AWS CloudShell, a linux x64 CI runner, or a container (docker run --platform linux/amd64 -v "$PWD":/app -w /app node:22 ` +
+    `sh -c 'npm ci && npx cdk deploy', with your AWS credentials passed in).`,
+  );
+}
+
 const copyNativeMedia = (root: string, dir: string) => {
+  requireLambdaMediaBinaries(root);
   const modules = join(root, 'node_modules');
   for (const pkg of ['sharp', '@img', 'detect-libc', 'semver', '@ffmpeg-installer/ffmpeg', '@ffmpeg-installer/linux-x64']) {
     cpSync(join(modules, pkg), join(dir, 'node_modules', pkg), { recursive: true, dereference: true });

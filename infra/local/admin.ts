@@ -1,7 +1,8 @@
 /**
  * The admin CLI: `npm run --silent admin -- <command> [--flag value]...`, one JSON object on stdout.
- * It reaches the table named by TABLE_NAME at DYNAMODB_ENDPOINT (the local stack prints it), or, with
- * AWS credentials and no endpoint, a deployed stack's table. Businesses' own access tokens go to Secrets Manager
+ * It reaches the table named by TABLE_NAME at DYNAMODB_ENDPOINT (the local stack prints it), or, given a TABLE_NAME
+ * (or credentials in the shell) and no endpoint, a deployed stack's table with the SDK's usual credentials (the shell's
+ * keys, a profile, SSO, a role). Businesses' own access tokens go to Secrets Manager
  * under BUSINESS_TOKEN_SECRET_PREFIX (the deployed stack's output; locally the stand-in `npm start` runs).
  *
  * A token is read from standard input (`--token-stdin`) or a file (`--token-file`), never from the command line,
@@ -26,9 +27,11 @@ const portOf = (url: string): number | undefined => {
   }
 };
 
-// Without AWS credentials, the CLI talks to the local stack on the ports `npm start` listens on (the same variables):
-// its DynamoDB and its Secrets Manager stand-in, which accept any credentials.
-if (!process.env.AWS_ACCESS_KEY_ID && !process.env.AWS_PROFILE) {
+// Told of no deployed table (a TABLE_NAME, or credentials in the shell) and no local endpoint, the CLI talks to the local
+// stack on the ports `npm start` listens on (the same variables): its DynamoDB and its Secrets Manager stand-in, which
+// accept any credentials. A deployed table is reached with whatever credentials the SDK finds (default profile, SSO, a role).
+const deployed = !process.env.DYNAMODB_ENDPOINT && !process.env.DYNAMODB_PORT && Boolean(process.env.TABLE_NAME || process.env.AWS_ACCESS_KEY_ID || process.env.AWS_PROFILE);
+if (!deployed) {
   const { LOCAL_BUSINESS_TOKEN_SECRET_PREFIX } = await import('./sandbox/credentials.ts');
   const { localPorts, standInPort } = await import('./ports.ts');
   const { dynamodbPort, secretsManagerPort } = localPorts();

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { bundleFunctions } from '#infra/bundle.ts';
+import { bundleFunctions, requireLambdaMediaBinaries } from '#infra/bundle.ts';
 
 it('bundles into a relative output directory, as `cdk synth` asks', () => {
   // Prepare
@@ -21,6 +21,23 @@ it('bundles into a relative output directory, as `cdk synth` asks', () => {
     expect(bundles.get('http/meta/openapi')?.inputs).toEqual(expect.arrayContaining(['functions/http/meta/openapi.ts']));
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+it("refuses to package the media worker without its Lambda binaries (npm ci on another platform), saying how to deploy", () => {
+  // Prepare: a checkout whose node_modules has sharp's binaries for another platform only
+  const root = mkdtempSync(join(tmpdir(), 'other-platform-'));
+  try {
+    for (const pkg of ['@img/sharp-darwin-arm64', '@ffmpeg-installer/linux-x64']) {
+      mkdirSync(join(root, 'node_modules', pkg), { recursive: true });
+      writeFileSync(join(root, 'node_modules', pkg, 'package.json'), '{}');
+    }
+
+    // Act / Assess
+    expect(() => requireLambdaMediaBinaries(root)).toThrow(/@img\/sharp-linux-x64, @img\/sharp-libvips-linux-x64 are not installed.*linux x64/);
+    expect(() => requireLambdaMediaBinaries(process.cwd())).not.toThrow();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
   }
 });
 

@@ -79,6 +79,31 @@ it('without AWS credentials it reaches the local stack on the ports npm start li
   expect(await storedToken(business.businessId)).toBe(token);
 }, 120_000);
 
+it("given a deployed stack's TABLE_NAME, it reaches AWS with the SDK's usual credentials, a profile file's too", async () => {
+  // Prepare: an operator's shell with the default profile in a credentials file (no keys or AWS_PROFILE exported), the
+  // table named as the README says; the AWS services at the SDK's standard endpoint variables stand for AWS here
+  const { AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_PROFILE, DYNAMODB_ENDPOINT, AWS_ENDPOINT_URL_SECRETS_MANAGER, ...shell } = process.env;
+  const dir = await mkdtemp(join(tmpdir(), 'aws-'));
+  await writeFile(join(dir, 'credentials'), `[default]\naws_access_key_id = ${AWS_ACCESS_KEY_ID}\naws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}\n`);
+  const operator = {
+    ...shell,
+    AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
+    AWS_CONFIG_FILE: join(dir, 'config'),
+    AWS_ENDPOINT_URL_DYNAMODB: DYNAMODB_ENDPOINT,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER,
+  };
+
+  // Act
+  const created = await admin(['create-business', '--name', 'Deployed'], undefined, operator);
+
+  // Assess: written to the named table (read back through the test's own client)
+  expect(created.status).toBe(0);
+  const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { db, table } = await import('#shared/store/client.ts');
+  const { keys } = await import('#shared/store/keys.ts');
+  expect((await db.send(new GetCommand({ TableName: table(), Key: keys.business(created.out.businessId) }))).Item).toMatchObject({ name: 'Deployed' });
+}, 120_000);
+
 it('refuses a taken number with the way out, and move-number hands it over', async () => {
   // Prepare
   const [{ out: a }, { out: b }] = await Promise.all([admin(['create-business', '--name', 'A']), admin(['create-business', '--name', 'B'])]);
