@@ -28,6 +28,7 @@ export const invalidPhone = () =>
 export const duplicateContact = (existingId: string) =>
   conflict('duplicate_contact', 'A contact with this phone number already exists', { existing_contact_id: existingId });
 
+/** A stage id of no stage (another account's is 403, as everywhere). */
 const unknownStage = () => validationError({ funnel_stage_id: ['No funnel stage with this id in your funnel'] }, 'Unknown funnel_stage_id');
 
 const dropNulls = (o: Record<string, string | number | boolean | null>) => Object.fromEntries(Object.entries(o).filter(([, val]) => val !== null));
@@ -53,7 +54,7 @@ export async function createContact(bid: string, input: CreateContactInput): Pro
   const phone = internationalPhone(input.phone_number);
   if (!phone) throw invalidPhone();
   if (input.assigned_agent_id) await assertAgentOfBusiness(bid, input.assigned_agent_id);
-  if (input.funnel_stage_id && !(await getStage(bid, input.funnel_stage_id))) throw unknownStage();
+  if (input.funnel_stage_id && !(await getStage(bid, input.funnel_stage_id))) throw await missingRecord('stage', input.funnel_stage_id, bid, unknownStage());
   return optimistic(async () => {
     const existing = await findContactIdByPhone(bid, phone);
     if (existing) throw duplicateContact(existing);
@@ -139,7 +140,7 @@ export async function updateContact(bid: string, id: string, patch: UpdateContac
     if (!phone) throw invalidPhone();
   }
   if (patch.assigned_agent_id) await assertAgentOfBusiness(bid, patch.assigned_agent_id);
-  if (patch.funnel_stage_id && !(await getStage(bid, patch.funnel_stage_id))) throw unknownStage();
+  if (patch.funnel_stage_id && !(await getStage(bid, patch.funnel_stage_id))) throw await missingRecord('stage', patch.funnel_stage_id, bid, unknownStage());
 
   return optimistic(async () => {
     const stored = await getStoredContact(bid, id);

@@ -160,7 +160,11 @@ const probes: Record<string, Probe[]> = {
     { kind: 'foreign', path: () => `/funnel/v1/contacts/${ids.bContact}/move`, body: () => ({ stage_id: ids.stage }), want: () => forbidden('funnel stage') },
   ],
   // Phones are unique per business, not globally: B may hold A's lead too, as its own record.
-  'POST /contacts/v1': [{ kind: 'own', path: () => '/contacts/v1', body: () => ({ phone_number: secrets[2], name: 'B lead' }), want: () => ({ status: 201, body: { contact: expect.objectContaining({ phone_number: secrets[2], name: 'B lead', tags: [], custom_fields: {} }) } }) }],
+  'POST /contacts/v1': [
+    { kind: 'own', path: () => '/contacts/v1', body: () => ({ phone_number: secrets[2], name: 'B lead' }), want: () => ({ status: 201, body: { contact: expect.objectContaining({ phone_number: secrets[2], name: 'B lead', tags: [], custom_fields: {} }) } }) },
+    // A contact of B's into A's stage: refused as A's stage, as a move is.
+    { kind: 'foreign', path: () => '/contacts/v1', body: () => ({ phone_number: '+5215500000777', funnel_stage_id: ids.stage }), want: () => forbidden('funnel stage') },
+  ],
   'GET /contacts/v1': [
     { kind: 'own', path: () => `/contacts/v1?search=${encodeURIComponent(secrets[0]!)}`, want: () => ({ status: 200, body: { contacts: [], next_cursor: null } }) },
     { kind: 'own', path: () => `/contacts/v1?filters=${encodeURIComponent(JSON.stringify({ tags: { any: [secrets[1]] } }))}`, want: () => ({ status: 200, body: { contacts: [], next_cursor: null } }) },
@@ -173,7 +177,10 @@ const probes: Record<string, Probe[]> = {
     { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'set_funnel_stage', contact_ids: [ids.bContact], funnel_stage_id: ids.stage }), want: () => forbidden('funnel stage') },
   ],
   'GET /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, want: () => forbidden('contact') }],
-  'PATCH /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, body: () => ({ name: 'hijacked' }), want: () => forbidden('contact') }],
+  'PATCH /contacts/v1/{id}': [
+    { kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, body: () => ({ name: 'hijacked' }), want: () => forbidden('contact') },
+    { kind: 'foreign', path: () => `/contacts/v1/${ids.bContact}`, body: () => ({ funnel_stage_id: ids.stage }), want: () => forbidden('funnel stage') },
+  ],
   'DELETE /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, want: () => forbidden('contact') }],
   // B's segments only: its static one (the dynamic one of the probe below comes after this listing).
   'GET /segments': [{ kind: 'own', path: () => '/segments', want: () => ok200({ data: [expect.objectContaining({ id: ids.bSegment, name: 'B static' })] }) }],
