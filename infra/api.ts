@@ -11,7 +11,8 @@ import { shadowedMethods } from '../shared/http/route-match.ts';
 import { pascal } from './names.ts';
 
 export function createApi(stack: Stack, functions: Map<string, lambda.IFunction>, notFound: lambda.IFunction): apigw.HttpApi {
-  const notFoundIntegration = new integrations.HttpLambdaIntegration('NotFoundIntegration', notFound);
+  // One invoke permission for all of its routes (each route's own would add some thirty resources to the stack).
+  const notFoundIntegration = new integrations.HttpLambdaIntegration('NotFoundIntegration', notFound, { scopePermissionToRoute: false });
   const api = new apigw.HttpApi(stack, 'Api', {
     description: 'WhatsApp Business messaging and CRM API',
     createDefaultStage: false,
