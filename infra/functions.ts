@@ -23,6 +23,21 @@ import type { ServiceResources } from './resources.ts';
 /** Answers every request no route matches (the HTTP API's `$default` route). */
 export const NOT_FOUND_HANDLER = 'http/meta/not-found';
 
+/**
+ * A cross-Region inference profile's id: a geography before the model id (`eu.amazon.nova-lite-v1:0`), the way Bedrock
+ * serves a model in Regions where it has no on-demand throughput of its own.
+ */
+export const INFERENCE_PROFILE = /^(us|us-gov|eu|apac|jp|au|ca|global)\./;
+
+/**
+ * What invoking `model` needs: a foundation model in the stack's Region, or for an inference profile the profile
+ * and its model in every Region the profile may route a call to (AWS's rule for profiles).
+ */
+export const bedrockModelArns = (model: string): string[] =>
+  INFERENCE_PROFILE.test(model)
+    ? [`arn:${Aws.PARTITION}:bedrock:${Aws.REGION}:${Aws.ACCOUNT_ID}:inference-profile/${model}`, `arn:${Aws.PARTITION}:bedrock:*::foundation-model/${model.replace(INFERENCE_PROFILE, '')}`]
+    : [`arn:${Aws.PARTITION}:bedrock:${Aws.REGION}::foundation-model/${model}`];
+
 export interface FunctionSpec {
   handler: string;
   memoryMb?: number;
@@ -131,7 +146,7 @@ export function createFunctions(stack: Stack, input: FunctionWiringInput): Servi
     if (needs.bedrock) {
       role.addToPrincipalPolicy(new iam.PolicyStatement({
         actions: ['bedrock:InvokeModel'],
-        resources: input.aiModels.map((model) => `arn:${Aws.PARTITION}:bedrock:${Aws.REGION}::foundation-model/${model}`),
+        resources: input.aiModels.flatMap(bedrockModelArns),
       }));
     }
     roles.set(signature, role);

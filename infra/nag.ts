@@ -4,8 +4,9 @@
  */
 import { type Stack, Validations, aws_dynamodb as dynamodb, aws_s3 as s3 } from 'aws-cdk-lib';
 import type { ServiceResources } from './resources.ts';
+import { INFERENCE_PROFILE } from './functions.ts';
 
-export function acknowledgeNagFindings(stack: Stack, resources: ServiceResources, businessSecretsPrefix: string): void {
+export function acknowledgeNagFindings(stack: Stack, resources: ServiceResources, businessSecretsPrefix: string, aiModels: string[]): void {
   const logicalId = (construct: { node: { defaultChild?: unknown } }) => stack.getLogicalId(construct.node.defaultChild as dynamodb.CfnGlobalTable | s3.CfnBucket);
   const stackWide: Record<string, string> = {
     'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]':
@@ -33,6 +34,10 @@ export function acknowledgeNagFindings(stack: Stack, resources: ServiceResources
     [`AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${businessSecretsPrefix}*]`]:
       'One secret per business (its own WhatsApp access token), created by the admin CLI under this stack\'s prefix; read only.',
   };
+  for (const model of aiModels.filter((m) => INFERENCE_PROFILE.test(m))) {
+    stackWide[`AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/${model.replace(INFERENCE_PROFILE, '')}]`] =
+      `The inference profile ${model} routes each call to this one model in any Region of its geography; AWS requires the model's grant in each of them.`;
+  }
   for (const [id, reason] of Object.entries(stackWide)) Validations.of(stack).acknowledge({ id, reason });
   Validations.of(resources.upstreamSecret).acknowledge({
     id: 'AwsSolutions-SMG4',

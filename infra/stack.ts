@@ -141,6 +141,6 @@ export class ServiceStack extends Stack {
     new CfnOutput(this, 'BusinessTokenSecretPrefix', { value: this.businessSecretsPrefix });
     new CfnOutput(this, 'UpstreamWebhookUrl', { value: `${this.api.apiEndpoint}/webhooks/upstream` });
 
-    acknowledgeNagFindings(this, this.resources, this.businessSecretsPrefix);
+    acknowledgeNagFindings(this, this.resources, this.businessSecretsPrefix, this.aiModels);
   }
 }

@@ -34,7 +34,8 @@ const nagApp = () => {
   return app;
 };
 
-const AI_MODELS = ['amazon.nova-micro-v1:0', 'anthropic.claude-3-haiku-20240307-v1:0'];
+// A foundation model, and an inference profile (the way Bedrock serves a model in Regions without its own throughput).
+const AI_MODELS = ['amazon.nova-micro-v1:0', 'eu.anthropic.claude-3-haiku-20240307-v1:0'];
 const app = nagApp();
 const stack = new ServiceStack(app, 'TestStack', { env: { account: '123456789012', region: 'eu-west-1' }, aiModels: AI_MODELS });
 const template = Template.fromStack(stack);
@@ -243,9 +244,11 @@ describe('CDK stack', () => {
     const ai = synthesized.statements(stack.functions.get('workers/ai')!).filter((st) => actionsOf(st).some((a) => a.startsWith('bedrock:')));
     expect(ai.flatMap(actionsOf)).toEqual(['bedrock:InvokeModel']);
     const resources = ai.flatMap((st) => [st.Resource].flat()).map((r) => JSON.stringify(r));
-    expect(resources).toHaveLength(AI_MODELS.length);
-    AI_MODELS.forEach((model, i) => expect(resources[i]).toContain(`::foundation-model/${model}`));
-    expect(resources.join()).not.toContain('*');
+    expect(resources).toEqual([
+      expect.stringMatching(/":bedrock:",\{"Ref":"AWS::Region"\},"::foundation-model\/amazon\.nova-micro-v1:0"/),
+      expect.stringMatching(/":bedrock:",\{"Ref":"AWS::Region"\},":",\{"Ref":"AWS::AccountId"\},":inference-profile\/eu\.anthropic\.claude-3-haiku-20240307-v1:0"/),
+      expect.stringMatching(/":bedrock:\*::foundation-model\/anthropic\.claude-3-haiku-20240307-v1:0"/),
+    ]);
   });
 
   it('creates the upstream secret with a random app secret and verify token, and the token as the unset marker', () => {
