@@ -11,9 +11,9 @@ import { messageOwnerPut, messagePut } from '#shared/messages/repository.ts';
 import { outboundMessage, sendResult, type OutboundDraft } from '#shared/messages/draft.ts';
 import type { Dispatch } from '#shared/messages/dispatch.ts';
 import type { Outcome } from '#shared/messages/idempotency.ts';
-import { UpstreamError } from '#shared/upstream/client.ts';
+import type { UpstreamError } from '#shared/upstream/client.ts';
 import { isMediaType, type MediaType } from './formats.ts';
-import { upstreamCodeOf } from './errors.ts';
+import { upstreamRefusal } from './upstream-refusal.ts';
 import { templateHeaderLink } from '#shared/templates/header-link.ts';
 import { prepareThroughWorker } from './jobs.ts';
 import { planAfterUpstreamError, planMediaSend, type MediaJobReason, type MediaObject, type MediaPlan, type MediaSendRequest, type PreparedMedia } from './send-media.ts';
@@ -116,7 +116,7 @@ async function takeOver(draft: OutboundDraft, request: MediaSendRequest, reason:
     // 131053 with autoConvert off is the contract's 413; other failures of the proxy leave the upstream's answer.
     if (failure instanceof ApiError && failure.status === 413) throw failure;
     if (failure instanceof ApiError && failure.body.error === 'unsupported_media_type') {
-      return new UpstreamError(failure.message, 400, upstreamCodeOf(failure), failure.message, false);
+      return upstreamRefusal(failure);
     }
     if (failure instanceof ApiError) return undefined;
     throw failure;

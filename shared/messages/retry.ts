@@ -161,10 +161,10 @@ async function preparedMedia(businessId: string, phoneNumberId: string, message:
   const type = message.messageType;
   const media = (message.payload as Record<string, any>)[type];
   if (!isMediaType(type) || typeof media?.link !== 'string') return undefined;
-  const [{ planMediaSend }, { prepareThroughWorker }, { upstreamCodeOf }] = await Promise.all([
+  const [{ planMediaSend }, { prepareThroughWorker }, { upstreamRefusal }] = await Promise.all([
     import('#shared/media/send-media.ts'),
     import('#shared/media/jobs.ts'),
-    import('#shared/media/errors.ts'),
+    import('#shared/media/upstream-refusal.ts'),
   ]);
   const request = { type, media, autoConvert: message.autoConvert === true };
   try {
@@ -176,7 +176,7 @@ async function preparedMedia(businessId: string, phoneNumberId: string, message:
     return { messageType: sentAs, payload: { ...rest, type: sentAs, [sentAs]: file }, ...(metadata ? { metadata: { ...message.metadata, ...metadata } } : {}) };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
-    throw new UpstreamError(err.message, err.status, upstreamCodeOf(err), err.message, false);
+    throw upstreamRefusal(err);
   }
 }
 
