@@ -156,6 +156,29 @@ describe('deployed mode: functions configured by the synthesized template', () =
     }
   }, 120_000);
 
+  it('retries a media link from the retry function\'s package: the photo, now over 5 MB, is compressed by the media worker and sent by id', async () => {
+    // Prepare: a customer who has not written (131047), a small photo at the link when it is first sent
+    const to = randomPhone();
+    const served: Record<string, Buffer> = { '/later.jpg': await photoJpeg(64, 64) };
+    const files = await startFileServer(served);
+    try {
+      const first = await call('POST', '/messages/v1', { to, type: 'image', image: { link: `${files.url}/later.jpg`, caption: 'Más tarde' } });
+      expect(first.body).toMatchObject({ code: '131047', data: { status: 'failed' } });
+      served['/later.jpg'] = await photoJpeg(3000, 2200, 24);
+      await inbound(to, 'Ya puedes');
+
+      // Act
+      const retry = await call('POST', `/messages/v1/${first.body.data.id}/retry`);
+
+      // Assess: the retry planned the link again (a HEAD over 5 MB), the worker compressed it, and it went by id
+      expect([retry.status, retry.body.data?.status]).toEqual([200, 'sent']);
+      const payloads = (await sandbox('GET', `/__sandbox/sent?to=${encodeURIComponent(to)}`)).body as any[];
+      expect(payloads.at(-1).image).toEqual({ id: expect.any(String), caption: 'Más tarde' });
+    } finally {
+      await files.stop();
+    }
+  }, 120_000);
+
   it('delivers a signed event to a subscription', async () => {
     const receiver = await startReceiver();
     try {
