@@ -1,7 +1,7 @@
 /**
  * Reads every page of a query (lib-dynamodb's paginator), for the collections that are read whole: a
- * business's agents, stages, subscriptions, a segment's usage or members; and one page of an index partition,
- * for the lists that page with a cursor and the lookups by a pointer.
+ * business's agents, stages, subscriptions, a segment's usage or members; one page of a list that pages with a
+ * cursor; and the first items of an index partition, for the lookups by a pointer.
  */
 import { paginateQuery, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, table } from './client.ts';
@@ -40,22 +40,18 @@ export const queryPrefix = <T = Record<string, unknown>>(pk: string, skPrefix: s
   });
 
 /**
- * One page of index gsi1's partition `gsi1pk` (eventually consistent, as every index read), in sort-key order
- * or, with `newestFirst`, the reverse.
+ * The first items of index gsi1's partition `gsi1pk` in sort-key order (eventually consistent, as every index read):
+ * the lookups by a pointer, and a broadcast's next recipients to send.
  */
-export async function queryIndexPage<T = Record<string, any>>(
-  gsi1pk: string, { limit, newestFirst = false, startKey }: { limit?: number; newestFirst?: boolean; startKey?: Record<string, unknown> } = {},
-): Promise<{ items: T[]; lastKey: Record<string, unknown> | undefined }> {
+export async function queryIndexPage<T = Record<string, any>>(gsi1pk: string, { limit }: { limit?: number } = {}): Promise<{ items: T[] }> {
   const page = await db.send(new QueryCommand({
     TableName: table(),
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk',
     ExpressionAttributeValues: { ':pk': gsi1pk },
-    ...(newestFirst ? { ScanIndexForward: false } : {}),
     Limit: limit,
-    ExclusiveStartKey: startKey,
   }));
-  return { items: (page.Items ?? []) as T[], lastKey: page.LastEvaluatedKey };
+  return { items: (page.Items ?? []) as T[] };
 }
 
 /**
