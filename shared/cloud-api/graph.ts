@@ -10,6 +10,7 @@ import { json, type Reply } from '#shared/http/reply.ts';
 import { requirePhoneNumber } from '#shared/messages/send-route.ts';
 import { getBusiness } from '#shared/business/repository.ts';
 import { graphErrorBody } from './graph-error.ts';
+import type { UpstreamError } from '#shared/upstream/client.ts';
 
 export const GRAPH_VERSION = /^v\d+\.\d+$/;
 
@@ -48,6 +49,8 @@ function graphTerms(status: number, body: Record<string, any>): { status: number
   if (Number.isInteger(upstreamCode)) return { status: metaStatusOf(upstreamCode), code: upstreamCode, type: 'OAuthException' };
   // A media id the sending number cannot use is, to a Graph client, a parameter the upstream would refuse.
   if (body.code === 'MEDIA_PERMISSION_DENIED') return { status: 400, code: 100, type: 'OAuthException' };
+  // A template's parameters that do not fit its placeholders: Meta's "Number of parameters does not match".
+  if (body.error === 'invalid_template_parameters') return { status: 400, code: 132000, type: 'OAuthException' };
   if (status === 401) return { status: 401, code: 190, type: 'OAuthException' };
   if (status === 403) return { status: 403, code: 10, type: 'OAuthException' };
   // Every object a Graph path cannot find (an id out of bounds too) is Meta's unknown object: see unknownObject.
@@ -55,8 +58,6 @@ function graphTerms(status: number, body: Record<string, any>): { status: number
   if (status === 429) return { status: 429, code: 130429, type: 'OAuthException' };
   if (status === 413 && body.error === 'media_too_large') return { status: 400, code: 131053, type: 'OAuthException' };
   if (status === 503) return { status: 503, code: 2, type: 'OAuthException' };
-  // An upstream that did not answer a send in time (no code of its own): the message is stored failed, retryable.
-  if (status === 502) return { status: 502, code: 2, type: 'OAuthException' };
   if (status >= 500) return { status: 500, code: 1, type: 'OAuthException' };
   return { status: 400, code: 100, type: 'OAuthException' };
 }
@@ -69,21 +70,37 @@ const detailsOf = (body: Record<string, any>): string => {
   return String(body.instructions ?? body.action_required ?? body.message ?? body.error ?? '');
 };
 
-/** Any error reply of the service → the Graph error reply Meta would give. */
-export function toGraphReply(reply: Reply, event: APIGatewayProxyEventV2): Reply {
+/** The upstream's refusal behind an error (raised by an upstream call, or a send's failure answering for one). */
+const upstreamRefusalOf = (error: unknown): UpstreamError | undefined => {
+  const candidate = error instanceof ApiError ? error.cause : error;
+  return (candidate as UpstreamError | undefined)?.name === 'UpstreamError' ? (candidate as UpstreamError) : undefined;
+};
+
+/**
+ * Any error reply of the service → the Graph error reply Meta would give. A refusal by the upstream itself (not a
+ * fault the service retried) is Meta's own answer, passed on as it came: its HTTP status and its error object (message,
+ * code, subcode, details, `is_transient`, `fbtrace_id`...), which Cloud API clients read.
+ */
+export function toGraphReply(reply: Reply, event: APIGatewayProxyEventV2, error?: unknown): Reply {
   if (!isGraphPath(event)) {
     const unknown = unknownRoute(event);
     return json(unknown.status, unknown.body, reply.headers);
   }
+  const { 'content-type': _contentType, ...headers } = reply.headers;
+  const upstream = upstreamRefusalOf(error);
+  if (upstream?.graph && !upstream.transient && upstream.status >= 400) return json(upstream.status, { error: upstream.graph }, headers);
   let body: Record<string, any>;
   try {
     body = JSON.parse(String(reply.body ?? '{}'));
   } catch {
     body = {};
   }
+  // A fault the service retried (throttling, 5xx, no answer): Meta's last code (code 2, service unavailable, when it
+  // gave none), with the service's message and details, which name the stored message to retry. An answer that was no
+  // Graph error at all is Graph's unknown error (1).
+  if (upstream && (upstream.transient || !upstream.graph)) body.code = upstream.code ?? (upstream.transient ? 2 : 1);
   const terms = graphTerms(reply.statusCode, body);
   const message = String(body.message ?? body.error ?? 'An unknown error occurred');
-  const { 'content-type': _contentType, ...headers } = reply.headers;
   return json(terms.status, graphErrorBody(terms.code, terms.type, message, detailsOf(body), event.requestContext?.requestId ?? 'local', terms.subcode), headers);
 }
 

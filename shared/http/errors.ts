@@ -7,8 +7,10 @@ export class ApiError extends Error {
     readonly status: number,
     readonly body: Record<string, unknown>,
     readonly headers: Record<string, string> = {},
+    /** What the error answers for, when another error caused it (an upstream refusal of a send). */
+    cause?: unknown,
   ) {
-    super(typeof body.message === 'string' ? body.message : String(body.error));
+    super(typeof body.message === 'string' ? body.message : String(body.error), cause === undefined ? undefined : { cause });
     this.name = 'ApiError';
   }
 }

@@ -46,7 +46,7 @@ export interface EndpointSpec<B extends AnySchema | undefined, Q extends AnySche
    */
   prefetch?: (input: { auth: AuthContext; body: unknown; params: Record<string, string | undefined> }) => Promise<unknown>;
   /** Reshapes every error reply of this endpoint (the Cloud-API-compatible routes answer Graph error bodies). */
-  errorReply?: (reply: Reply, event: APIGatewayProxyEventV2) => Reply;
+  errorReply?: (reply: Reply, event: APIGatewayProxyEventV2, error: unknown) => Reply;
 }
 
 export type Out<S> = S extends AnySchema ? v.InferOutput<S> : undefined;
@@ -161,8 +161,9 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
         const s = state(request.event);
         // A refusal by the rate limit answers first, as when it ran before body parsing.
         const refused = await s.admission?.then(() => undefined, (err: unknown) => err);
-        const reply = toReply(refused ?? request.error, s.rateHeaders);
-        request.response = spec.errorReply ? spec.errorReply(reply, request.event) : reply;
+        const error = refused ?? request.error;
+        const reply = toReply(error, s.rateHeaders);
+        request.response = spec.errorReply ? spec.errorReply(reply, request.event, error) : reply;
       },
     })
     .use({

@@ -128,7 +128,7 @@ export async function sendRecorded(draft: OutboundDraft, recorded: Recorded, rec
     throw new ApiError(status, {
       ...body,
       data: { id: message.id, status: 'failed', conversationId: message.conversationId, messageType: message.messageType, direction: 'outbound', createdAt: message.createdAt },
-    }, body.retry_after ? { 'Retry-After': String(body.retry_after) } : {});
+    }, body.retry_after ? { 'Retry-After': String(body.retry_after) } : {}, err);
   }
 
   const at = new Date().toISOString();

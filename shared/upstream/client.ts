@@ -13,6 +13,7 @@ import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError, type SafeFetchResponse } from '#shared/net/safe-fetch.ts';
 import { accessTokenFor, refreshedAccessTokenFor } from '#shared/secrets/business-token.ts';
 import { reserveSendSlot } from './throughput.ts';
+import { THROTTLE_CODES } from './throttle-codes.ts';
 
 export class UpstreamError extends Error {
   constructor(
@@ -22,8 +23,8 @@ export class UpstreamError extends Error {
     readonly code: number | undefined,
     readonly details: string | undefined,
     readonly transient: boolean,
-    readonly type?: string,
-    readonly fbtraceId?: string,
+    /** The Graph error object exactly as the upstream answered it (the Cloud-API-compatible routes pass it on). */
+    readonly graph?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'UpstreamError';
@@ -57,7 +58,6 @@ export interface UpstreamTemplate {
 const base = () => `${config.upstreamBaseUrl.replace(/\/$/, '')}/${config.upstreamApiVersion}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const THROTTLE_CODES = new Set([130429, 131056, 80007, 4, 613]);
 /** Graph's OAuthException for an invalid or expired access token (sent with HTTP 401, sometimes 400). */
 const INVALID_TOKEN_CODE = 190;
 
@@ -72,7 +72,7 @@ function toUpstreamError(res: SafeFetchResponse): UpstreamError {
   const transient = res.status >= 500 || res.status === 429 || (code !== undefined && THROTTLE_CODES.has(code));
   const message = typeof err?.message === 'string' ? err.message : `Upstream answered HTTP ${res.status}`;
   const details = err?.error_data?.details ?? err?.error_user_msg;
-  return new UpstreamError(message, res.status, code, typeof details === 'string' ? details : undefined, transient, err?.type, err?.fbtrace_id);
+  return new UpstreamError(message, res.status, code, typeof details === 'string' ? details : undefined, transient, err && typeof err === 'object' ? err : undefined);
 }
 
 interface UpstreamRequest {

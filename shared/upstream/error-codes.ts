@@ -3,6 +3,7 @@
  * `code` is a string in the reply. Unknown codes keep their code and upstream message.
  */
 import type { UpstreamError } from './client.ts';
+import { THROTTLE_CODES } from './throttle-codes.ts';
 
 export interface DeliveryError {
   status: number;
@@ -101,7 +102,7 @@ const THROTTLED_RETRY_SECONDS = 30;
 const UNAVAILABLE_RETRY_SECONDS = 5;
 
 /** A transient failure that is the upstream throttling the number (not one that did not answer). */
-const isThrottle = (err: UpstreamError): boolean => err.code === 130429 || err.status === 429;
+const isThrottle = (err: UpstreamError): boolean => err.status === 429 || (err.code !== undefined && THROTTLE_CODES.has(err.code));
 
 /** `context.messageId`, the stored message the failure belongs to, is what the retry instructions name. */
 export function toDeliveryError(err: UpstreamError, context: { templateName?: string; language?: string; messageId: string }): DeliveryError {

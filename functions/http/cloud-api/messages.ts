@@ -17,11 +17,11 @@ export const { handler, spec } = endpoint(
     errorReply: toGraphReply,
     responses: {
       200: 'Cloud API send result { messaging_product, contacts: [{ input, wa_id }], messages: [{ id: wamid }] }, or { success: true } for a read receipt',
-      400: 'Graph error { error: { message, type, code, error_subcode?, error_data: { messaging_product, details }, fbtrace_id } }: code 100 invalid parameter, code 100 subcode 33 for a phone number id not this business\'s (Meta\'s unknown object), or the upstream code (131047, 132000...)',
+      400: 'Graph error { error: { message, type, code, error_subcode?, error_data: { messaging_product, details }, fbtrace_id } }: code 100 invalid parameter, code 100 subcode 33 for a phone number id not this business\'s (Meta\'s unknown object), 132000 for template parameters that do not fit, or the upstream\'s own refusal as Meta answered it (131047...; any status Meta gives)',
       401: 'Graph error code 190: API key missing or invalid',
       429: 'Graph error code 130429: rate limit',
-      500: 'Graph error code 131000 (Meta\'s status for it): the upstream did not accept the message after retries (stored failed, retryable; the details name its id)',
-      502: 'Graph error code 2: the upstream did not answer the send in time (stored failed, retryable; the details name its id)',
+      500: 'Graph error with Meta\'s last code (131000, 3): the upstream did not accept the message after retries (stored failed, retryable; the details name its id)',
+      503: 'Graph error code 2 (or 131016): the upstream did not answer the send in time (stored failed, retryable; the details name its id)',
     },
   },
   async ({ auth, body, headers, params }) => {

@@ -12,7 +12,7 @@ export const { handler, spec } = endpoint(
     bodyKind: 'none',
     // An id that is not a UUID names no message.
     invalid: () => notFound('Message not found'),
-    responses: { 200: '{ message, data: { id, messageId, status, retriedAt } }', 400: 'invalid_state or retry_failed', 404: 'not_found (also when the message\'s contact was deleted)', 502: 'upstream_unavailable: the upstream did not answer; retry later' },
+    responses: { 200: '{ message, data: { id, messageId, status, retriedAt } }', 400: 'invalid_state or retry_failed', 404: 'not_found (also when the message\'s contact was deleted)', 503: 'service_unavailable: the media file is still being prepared; retry after Retry-After' },
     // The message and the business's number are read beside the rate limit.
     prefetch: ({ auth, params }) => prefetchRetryContext(auth.businessId, params.id),
   },

@@ -8,6 +8,7 @@ export class GraphError extends Error {
     message: string,
     readonly details: string,
     readonly type = 'OAuthException',
+    readonly subcode?: number,
   ) {
     super(message);
   }
@@ -18,6 +19,7 @@ export class GraphError extends Error {
         message: `(#${this.code}) ${this.message}`,
         type: this.type,
         code: this.code,
+        ...(this.subcode !== undefined ? { error_subcode: this.subcode } : {}),
         error_data: { messaging_product: 'whatsapp', details: this.details },
         fbtrace_id: randomBytes(12).toString('base64url'),
       },

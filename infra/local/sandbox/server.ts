@@ -109,7 +109,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       return true;
     }
     const err = f.kind === 'throttle' ? sandboxErrors.throttled()
-      : f.kind === 'error' ? new GraphError(f.status ?? 400, f.code ?? 100, f.message ?? 'Injected error', 'Error injected with POST /__sandbox/faults')
+      : f.kind === 'error' ? new GraphError(f.status ?? 400, f.code ?? 100, f.message ?? 'Injected error', f.details ?? 'Error injected with POST /__sandbox/faults', 'OAuthException', f.subcode)
       : sandboxErrors.internal();
     send(res, err.status, err.body());
     return true;
@@ -187,7 +187,13 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         kind,
         remaining: Math.max(1, Number(body.count ?? 1)),
         target: String(body.target ?? 'any'),
-        ...(kind === 'error' ? { code: body.code, status: Number(body.status ?? 400), ...(typeof body.message === 'string' ? { message: body.message } : {}) } : {}),
+        ...(kind === 'error' ? {
+          code: body.code,
+          status: Number(body.status ?? 400),
+          ...(typeof body.message === 'string' ? { message: body.message } : {}),
+          ...(typeof body.details === 'string' ? { details: body.details } : {}),
+          ...(Number.isInteger(body.subcode) ? { subcode: body.subcode } : {}),
+        } : {}),
       });
       return send(res, 200, { faults: state.faults });
     }

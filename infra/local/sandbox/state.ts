@@ -45,6 +45,9 @@ export interface Fault {
   code?: number;
   status?: number;
   message?: string;
+  /** Meta's `error_data.details` and `error_subcode` for it. */
+  details?: string;
+  subcode?: number;
 }
 
 export const digits = (s: unknown): string => String(s ?? '').replace(/\D/g, '');

@@ -77,6 +77,31 @@ describe('POST /{version}/{id}/messages', () => {
     expect(res.body).toEqual(graphError(131047));
   });
 
+  it("passes the upstream's refusal on as Meta answered it: status, message, details, subcode and trace id", async () => {
+    // Prepare: the upstream refuses with an error object of its own words
+    const { t, to } = await h.openChat();
+    const meta = { code: 131049, status: 400, subcode: 2494010, message: 'This message was not delivered to maintain healthy ecosystem engagement.', details: 'In order to maintain a healthy ecosystem engagement, the message failed to be delivered.' };
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', ...meta, target: 'messages' });
+
+    // Act
+    const res = await post(t, text(to));
+
+    // Assess: the sandbox's error object, unchanged (its trace id is its own, not the request's)
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: {
+      message: `(#131049) ${meta.message}`, type: 'OAuthException', code: 131049, error_subcode: 2494010,
+      error_data: { messaging_product: 'whatsapp', details: meta.details }, fbtrace_id: expect.stringMatching(/^[\w-]{16}$/),
+    } });
+  });
+
+  it("answers a template's parameters that do not fit its placeholders with Meta's 132000", async () => {
+    const { t, to } = await h.openChat();
+    const res = await post(t, { messaging_product: 'whatsapp', to: to.slice(1), type: 'template', template: { name: 'order_update', language: { code: 'es_MX' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ana' }] }] } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(graphError(132000));
+    expect(await h.sent(to)).toEqual([]);
+  });
+
   it('answers a missing API key with Graph code 190 (401)', async () => {
     const { t, to } = await h.openChat();
     const res = await post({ phoneNumberId: t.phoneNumberId }, text(to));
@@ -163,12 +188,15 @@ describe('POST /{version}/{id}/messages', () => {
 
   it.each([
     ['a permission error (10)', { code: 10, status: 403 }, 403, 10],
-    ['a capability error (3)', { code: 3, status: 400 }, 500, 3],
+    // A 5xx is retried: it fails every attempt.
+    ['a capability error (3)', { code: 3, status: 500, count: 3 }, 500, 3],
+    // Meta's own status for its code, whatever a table says (131000 is usually a 500).
+    ['a generic error (131000) answered with 400', { code: 131000, status: 400 }, 400, 131000],
     ['a token error (190)', { code: 190, status: 401 }, 401, 190],
     ['a permission error (200)', { code: 200, status: 403 }, 403, 200],
   ])('answers %s of the upstream with Meta\'s code and status', async (_label, fault, status, code) => {
     const { t, to } = await h.openChat();
-    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', ...fault, count: 1, target: 'messages' });
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', count: 1, ...fault, target: 'messages' });
     const res = await post(t, text(to));
     expect(res.status).toBe(status);
     expect(res.body).toEqual(graphError(code));

@@ -197,6 +197,20 @@ describe('POST /messages/v1: transient upstream faults', () => {
     expect((await h.sent(to)).filter((p) => p.text?.body === 'persistente')).toHaveLength(1);
   });
 
+  it.each([[130429], [131056], [80007], [4]])('reports a number still throttled (%i) after its attempts as 429 upstream_throttled, with Retry-After', async (code) => {
+    // Prepare: Meta's throttling codes come with HTTP 400
+    const { t, to } = await h.openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', code, status: 400, count: 3, target: 'messages' });
+
+    // Act
+    const res = await h.send(t.apiKey, { to, content: 'otra vez' });
+
+    // Assess
+    expect(res.status).toBe(429);
+    expect(res.body).toMatchObject({ error: 'upstream_throttled', code: String(code), retry_after: 30, data: { status: 'failed' } });
+    expect(res.headers['retry-after']).toBe('30');
+  });
+
   it('declares the message failed after the last attempt, and retry sends it once the upstream is back', async () => {
     const { t, to } = await h.openChat();
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
