@@ -69,7 +69,7 @@ export interface FunctionWiringInput {
   /** Bedrock foundation models a business may choose. */
   aiModels: string[];
   /** The OpenAPI document shipped beside the meta functions' bundles. */
-  openApiDocumentPath?: string;
+  openApiDocumentPath: string;
 }
 
 export interface ServiceFunctions {
@@ -188,8 +188,8 @@ export function createFunctions(stack: Stack, input: FunctionWiringInput): Servi
 }
 
 /** Files the meta functions serve from beside their bundle: the OpenAPI document and the docs renderer's script. */
-const extraFilesOf = (root: string, handler: string, openApiDocumentPath: string | undefined): Record<string, string> => ({
-  ...(handler.startsWith('http/meta/') && openApiDocumentPath ? { [openApiDocumentPath]: 'openapi.json' } : {}),
+const extraFilesOf = (root: string, handler: string, openApiDocumentPath: string): Record<string, string> => ({
+  ...(handler.startsWith('http/meta/') ? { [openApiDocumentPath]: 'openapi.json' } : {}),
   ...(handler === 'http/meta/docs-asset' ? { [join(root, 'node_modules/@scalar/api-reference/dist/browser/standalone.js')]: 'scalar.js' } : {}),
 });
 

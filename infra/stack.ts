@@ -47,8 +47,8 @@ export interface ServiceStackProps extends StackProps {
   limits?: { requests?: number; messages?: number; bulk?: number };
   /** Bedrock model ids a business may choose (default: DEFAULT_AI_MODELS); the first is the default model. */
   aiModels?: string[];
-  /** The OpenAPI document generated at synth time (infra/app.ts), shipped beside the meta functions' bundles. */
-  openApiDocumentPath?: string;
+  /** The OpenAPI document generated at synth time (infra/openapi-document.ts), shipped beside the meta functions' bundles. */
+  openApiDocumentPath: string;
 }
 
 export class ServiceStack extends Stack {
@@ -63,7 +63,7 @@ export class ServiceStack extends Stack {
   readonly aiModels: string[];
   readonly businessSecretsPrefix: string;
 
-  constructor(scope: Construct, id: string, props: ServiceStackProps = {}) {
+  constructor(scope: Construct, id: string, props: ServiceStackProps) {
     super(scope, id, props);
     this.resources = createResources(this);
     ({ table: this.table, bucket: this.bucket, queues: this.queues } = this.resources);

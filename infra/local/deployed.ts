@@ -23,9 +23,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { QueueName } from '#shared/routes.ts';
 import { ServiceStack } from '#infra/stack.ts';
+import { writeOpenApiDocument } from '#infra/openapi-document.ts';
 import { FunctionProcess } from './lambda/process.ts';
 import { functionNameOf } from './lambda/context.ts';
 import { templateFunctions, type CfnTemplate, type LocalResource } from './template-env.ts';
@@ -63,10 +64,10 @@ export interface DeployedStack {
   stop(): Promise<void>;
 }
 
-/** Synthesizes the stack as `cdk synth` does, bundling included, into a cloud assembly in `outdir`. */
-function synthesize(outdir: string): { stack: ServiceStack; template: CfnTemplate } {
+/** Synthesizes the stack as `cdk synth` does, bundling and the OpenAPI document included, into a cloud assembly in `outdir`. */
+async function synthesize(outdir: string): Promise<{ stack: ServiceStack; template: CfnTemplate }> {
   const app = new App({ context: { 'aws:cdk:enable-asset-metadata': true }, outdir });
-  const stack = new ServiceStack(app, 'Deployed', { env: { account: LOCAL_ACCOUNT, region: LOCAL_REGION } });
+  const stack = new ServiceStack(app, 'Deployed', { env: { account: LOCAL_ACCOUNT, region: LOCAL_REGION }, openApiDocumentPath: await writeOpenApiDocument() });
   const template = app.synth().getStackByName(stack.stackName).template as CfnTemplate;
   return { stack, template };
 }
@@ -82,14 +83,14 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
   try {
     const assembly = mkdtempSync(join(tmpdir(), 'cdk-deployed-'));
     stops.push(async () => rmSync(assembly, { recursive: true, force: true }));
-    const { stack, template } = synthesize(assembly);
+    const { stack, template } = await synthesize(assembly);
     const { ensureTable } = await import('./dynamo.ts');
     const { startS3 } = await import('./s3.ts');
     const { startSecretsManager } = await import('./aws/secrets-manager.ts');
     const { startQueueServices } = await import('./aws/queue-services.ts');
     const { LocalQueues } = await import('./queues.ts');
     const { startSandbox } = await import('./sandbox/server.ts');
-    const { startApiServer } = await import('./server.ts');
+    const { startApiServer, withUpstreamWebhooksObserved } = await import('./server.ts');
 
     await ensureTable(options.dynamodbEndpoint, options.tableName);
     const bucket = 'deployed-media';
@@ -166,9 +167,11 @@ export async function startDeployedStack(options: DeployedStackOptions): Promise
     }).start();
     stops.push(() => queues.stop());
 
-    const api = await startApiServer(0, '127.0.0.1', (module, event) => functionOf(module).invoke<APIGatewayProxyStructuredResultV2>(event));
+    let sandbox: Awaited<ReturnType<typeof startSandbox>> | undefined;
+    const invoke = (module: string, event: APIGatewayProxyEventV2) => functionOf(module).invoke<APIGatewayProxyStructuredResultV2>(event);
+    const api = await startApiServer(0, '127.0.0.1', withUpstreamWebhooksObserved(invoke, () => sandbox));
     stops.push(api.close);
-    const sandbox = await startSandbox({ port: 0, serviceWebhookUrl: `${api.url}/webhooks/upstream`, appSecret: SANDBOX_APP_SECRET, accessToken: SANDBOX_TOKEN });
+    sandbox = await startSandbox({ port: 0, serviceWebhookUrl: `${api.url}/webhooks/upstream`, appSecret: SANDBOX_APP_SECRET, accessToken: SANDBOX_TOKEN });
     stops.push(sandbox.close);
     sandboxUrl = sandbox.url;
 

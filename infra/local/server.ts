@@ -126,6 +126,24 @@ export type Invoke = (module: string, event: APIGatewayProxyEventV2, context: Co
 
 export const inProcess: Invoke = async (module, event, ctx) => (await loadHandler(module))(event, ctx);
 
+/**
+ * `invoke`, with the upstream webhooks a client posts to the service itself (any payload the Cloud API sends,
+ * decisions.md) made known to the sandbox too once accepted, as Meta knows every message to its numbers: a customer's
+ * message opens their window there. `sandbox` is read at each request (it may start after the server).
+ */
+export const withUpstreamWebhooksObserved = (invoke: Invoke, sandbox: () => { observe(notification: unknown): void } | undefined): Invoke =>
+  async (module, event, context) => {
+    const out = await invoke(module, event, context);
+    if (module === 'http/upstream/receive' && out.statusCode === 200 && event.body) {
+      try {
+        sandbox()?.observe(JSON.parse(event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body));
+      } catch {
+        // Not JSON: nothing the sandbox could learn from.
+      }
+    }
+    return out;
+  };
+
 export async function handle(req: IncomingMessage, res: ServerResponse, invoke: Invoke = inProcess): Promise<void> {
   const path = requestPath(req);
   const match = matchRoute(req.method ?? 'GET', path);

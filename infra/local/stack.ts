@@ -146,20 +146,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     });
 
     upstreamEvents = () => queues.caughtUp('upstream-events', 10_000);
-    const { inProcess, startApiServer } = await import('./server.ts');
-    // Webhooks a client posts to the service itself (any payload the Cloud API sends, decisions.md) are known to the
-    // sandbox too, as Meta knows every message to its numbers: a customer's message opens their window there.
-    const api = await startApiServer(apiPort, '127.0.0.1', async (module, event, context) => {
-      const out = await inProcess(module, event, context);
-      if (module === 'http/upstream/receive' && out.statusCode === 200 && event.body) {
-        try {
-          sandbox.observe(JSON.parse(event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body));
-        } catch {
-          // Not JSON: nothing the sandbox could learn from.
-        }
-      }
-      return out;
-    });
+    const { inProcess, startApiServer, withUpstreamWebhooksObserved } = await import('./server.ts');
+    const api = await startApiServer(apiPort, '127.0.0.1', withUpstreamWebhooksObserved(inProcess, () => sandbox));
     stops.push(api.close);
     apiUrl = api.url;
     // The scheduled functions (the outbox sweep: lost publishes, unconfirmed sends), on their EventBridge rules' clock.

@@ -217,12 +217,7 @@ export function buildOpenApi(specs: Map<string, HandlerSpec | undefined>, server
 /** Loads every handler module's `spec` (used locally, in tests and at synth time). */
 export async function loadSpecs(load: (handler: string) => Promise<{ spec?: HandlerSpec }>): Promise<Map<string, HandlerSpec | undefined>> {
   const specs = new Map<string, HandlerSpec | undefined>();
-  for (const handler of new Set(routes.map((r) => r.handler))) {
-    try {
-      specs.set(handler, (await load(handler)).spec);
-    } catch {
-      specs.set(handler, undefined);
-    }
-  }
+  // A module that does not load fails the document: one built without it would describe its routes wrongly.
+  for (const handler of new Set(routes.map((r) => r.handler))) specs.set(handler, (await load(handler)).spec);
   return specs;
 }

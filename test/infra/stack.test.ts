@@ -14,6 +14,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 // cdk-nag is CommonJS without static named exports.
 import cdkNag from 'cdk-nag';
 import { ServiceStack } from '#infra/stack.ts';
+import { writeOpenApiDocument } from '#infra/openapi-document.ts';
 import { functionSpecs, NOT_FOUND_HANDLER } from '#infra/functions.ts';
 import { queueUrlSetting } from '#infra/names.ts';
 import { UNSET_TOKEN } from '#infra/resources.ts';
@@ -37,7 +38,7 @@ const nagApp = () => {
 // A foundation model, and an inference profile (the way Bedrock serves a model in Regions without its own throughput).
 const AI_MODELS = ['amazon.nova-micro-v1:0', 'eu.anthropic.claude-3-haiku-20240307-v1:0'];
 const app = nagApp();
-const stack = new ServiceStack(app, 'TestStack', { env: { account: '123456789012', region: 'eu-west-1' }, aiModels: AI_MODELS });
+const stack = new ServiceStack(app, 'TestStack', { env: { account: '123456789012', region: 'eu-west-1' }, aiModels: AI_MODELS, openApiDocumentPath: await writeOpenApiDocument() });
 const template = Template.fromStack(stack);
 const synthesized = new SynthesizedFunctions(stack, template, app.outdir);
 const handlers = functionSpecs().map((spec) => spec.handler);

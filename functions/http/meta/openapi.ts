@@ -1,7 +1,7 @@
 /**
- * GET /openapi.json: the OpenAPI 3.1 document. In AWS the document is generated at synth time and shipped
- * beside the bundle (so this function does not carry every other handler); locally it is built on first use
- * from the handler modules themselves.
+ * GET /openapi.json: the OpenAPI 3.1 document. A synth generates it and ships it beside the bundle (so this function
+ * does not carry every other handler); run from the sources (the local server), it is built on first use from the
+ * handler modules themselves. A package without it fails loudly: the handler modules are not in it.
  */
 import { readFile } from 'node:fs/promises';
 import { baseUrlOf } from '#shared/http/base-url.ts';

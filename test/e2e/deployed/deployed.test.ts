@@ -13,6 +13,7 @@ import { keys } from '#shared/store/keys.ts';
 import { newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { routes } from '#shared/routes.ts';
 import { startDeployedStack, type DeployedStack } from '#infra/local/deployed.ts';
+import { SANDBOX_APP_SECRET } from '#infra/local/sandbox/credentials.ts';
 import { callSandbox, callWith, startFileServer, startReceiver, type Call } from '../../support/http.ts';
 import { bigWav, photoJpeg } from '../../integration/media/files.ts';
 import { newTenant, type TestTenant } from '../../support/api.ts';
@@ -98,6 +99,32 @@ describe('deployed mode: functions configured by the synthesized template', () =
     // The deployment's model (the template's AI_MODEL), asked through the SDK's endpoint variable as in AWS.
     expect(d.bedrock.models.slice(asked)).toEqual([d.environments.get('workers/ai')!.AI_MODEL]);
   }, 120_000);
+
+  it('takes a Cloud API webhook the client signs and posts itself, and the sandbox then knows the customer wrote (a reply goes out)', async () => {
+    // Prepare: Meta's inbound message, signed with the local app secret
+    const from = randomPhone();
+    const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'waba', changes: [{ field: 'messages', value: {
+      messaging_product: 'whatsapp', metadata: { display_phone_number: '15550000000', phone_number_id: tenant.phoneNumberId },
+      contacts: [{ profile: { name: 'Ana' }, wa_id: from.slice(1) }],
+      messages: [{ from: from.slice(1), id: `wamid.${randomUUID()}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: 'Hola desde un webhook firmado' } }],
+    } }] }] });
+    const signature = `sha256=${createHmac('sha256', SANDBOX_APP_SECRET).update(body).digest('hex')}`;
+
+    // Act
+    const posted = await fetch(`${d.url}/webhooks/upstream`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body });
+    await d.queues.idle(60_000);
+    const reply = await call('POST', '/messages/v1', { to: from, content: 'Hola Ana' });
+
+    // Assess
+    expect(posted.status).toBe(200);
+    expect([reply.status, reply.body.data?.status]).toEqual([200, 'sent']);
+  }, 120_000);
+
+  it('serves the OpenAPI document the synthesis generated: every operation with its own responses and body', async () => {
+    const doc = (await call('GET', '/openapi.json')).body as any;
+    expect(Object.keys(doc.paths['/funnel/v1/stages'].post.responses)).toContain('201');
+    expect(doc.paths['/funnel/v1/stages'].post.requestBody).toBeDefined();
+  }, 60_000);
 
   it('refuses an inbound webhook signed with another secret (the app secret comes from the stack secret)', async () => {
     const body = JSON.stringify({ object: 'whatsapp_business_account', entry: [] });
