@@ -21,7 +21,7 @@ import { effectiveModel } from './models.ts';
 import { toTurns, type HistoryMessage } from './history.ts';
 import { decide, type BlockReason } from './precedence.ts';
 import type { ChatTurn, ModelProvider } from './providers/provider.ts';
-import { claimReply, latestInbound, markNewestInbound, releaseClaim, settleClaim } from './reply-state.ts';
+import { claimReply, latestInbound, markNewestInbound, releaseClaim, settleClaim, type Claim } from './reply-state.ts';
 import { getAiSettings, type AiSettings } from './settings.ts';
 
 /** The message the upstream-events worker queues for every inbound message (the second delivery adds `phase`). */
@@ -40,11 +40,29 @@ export interface AgentPorts {
   recipient(businessId: string, conversationId: string): Promise<string | undefined>;
   /** Recent messages of the conversation, oldest first, including the triggering inbound message. */
   history(businessId: string, conversationId: string, triggerMessageId: string, limit: number): Promise<HistoryMessage[]>;
-  /** Sends through the ordinary send path, marked as sent by the AI; `sent` false when the upstream refused it. */
-  send(businessId: string, conversationId: string, to: string, text: string): Promise<{ sent: boolean; messageId?: string; error?: string }>;
+  /**
+   * Sends through the ordinary send path, marked as sent by the AI; `sent` false when the upstream refused it. Throws
+   * ReplyNotSent when the reply was stored but the upstream was unavailable (the queue's retry sends it again).
+   */
+  send(businessId: string, conversationId: string, to: string, text: string): Promise<SendOutcome>;
+  /** Sends a reply that ReplyNotSent named again (the message's retry), as `send` answers. */
+  resend(businessId: string, replyId: string): Promise<SendOutcome>;
   /** Marks the inbound message read and shows the typing indicator while the model runs. */
   acknowledge(businessId: string, messageId: string): Promise<void>;
   provider(): ModelProvider;
+}
+
+export type SendOutcome = { sent: boolean; messageId?: string; error?: string };
+
+/** How a job ends without a send. */
+type Unanswered = Exclude<AgentOutcome, 'replied' | 'send_failed'>;
+
+/** A reply stored but not sent, the upstream unavailable (throttled, 5xx): the queue's retry sends that same reply. */
+export class ReplyNotSent extends Error {
+  constructor(readonly replyId: string, options?: ErrorOptions) {
+    super(`AI reply ${replyId} was stored but not sent: the upstream was unavailable`, options);
+    this.name = 'ReplyNotSent';
+  }
 }
 
 export type AgentOutcome = 'debounced' | 'superseded' | `blocked:${BlockReason | 'conversation_closed'}` | 'duplicate' | 'nothing_to_answer' | 'replied' | 'send_failed';
@@ -77,7 +95,7 @@ const cameInBy = (receivedAt: string): Date => {
   return new Date(ms % 1000 === 0 ? ms + 999 : ms);
 };
 
-const blockedOutcome = (reason: NonNullable<Awaited<ReturnType<typeof blockedBy>>>): AgentOutcome =>
+const blockedOutcome = (reason: NonNullable<Awaited<ReturnType<typeof blockedBy>>>): Unanswered =>
   reason === 'no_conversation' ? 'nothing_to_answer' : `blocked:${reason}`;
 
 export async function handleAiJob(job: AiJob, ports: AgentPorts, clock: () => Date = () => new Date()): Promise<AgentOutcome> {
@@ -120,37 +138,44 @@ async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock
 
   const claim = await claimReply(businessId, conversationId, messageId, clock());
   if (!claim) return 'duplicate';
-  let result: Awaited<ReturnType<AgentPorts['send']>>;
+  let result: SendOutcome | Unanswered;
   try {
-    const to = await ports.recipient(businessId, conversationId);
-    const history = to ? await ports.history(businessId, conversationId, messageId, aiConfig.historyLimit) : [];
-    const turns = turnsToAnswer(history, messageId);
-    if (!to || turns.length === 0) {
-      await settleClaim(businessId, claim, 'skipped', { reason: 'nothing_to_answer' });
-      return 'nothing_to_answer';
-    }
-    await ports.acknowledge(businessId, messageId).catch((err) => logger.warn('AI could not mark the message read', { businessId, messageId, error: err as Error }));
-    const text = await ports.provider().complete({ system: settings.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, turns, model: effectiveModel(settings.model) });
-
-    // The model took a while: a newer message, a human reply or a pause may have come in meanwhile.
-    if ((await latestInbound(businessId, conversationId)) !== messageId) {
-      await settleClaim(businessId, claim, 'skipped', { reason: 'superseded' });
-      return 'superseded';
-    }
-    const nowBlocked = await blockedBy(job, await getAiSettings(businessId), clock());
-    if (nowBlocked) {
-      await settleClaim(businessId, claim, 'skipped', { reason: nowBlocked });
-      return blockedOutcome(nowBlocked);
-    }
-
-    result = await ports.send(businessId, conversationId, to, text);
+    // An earlier delivery's reply is stored failed (the upstream was unavailable): that reply goes again, not a new one.
+    result = claim.failedReplyId ? await ports.resend(businessId, claim.failedReplyId) : await composeAndSend(job, settings, claim, ports, clock);
   } catch (err) {
-    await releaseClaim(businessId, claim).catch(() => undefined);
+    await releaseClaim(businessId, claim, err instanceof ReplyNotSent ? err.replyId : claim.failedReplyId).catch(() => undefined);
     throw err;
   }
+  if (typeof result === 'string') return result;
   // Sent: from here on nothing may throw, or a retry could reply a second time.
   await settleClaim(businessId, claim, result.sent ? 'replied' : 'failed', { sentMessageId: result.messageId, error: result.error })
     .catch((err) => logger.error('could not settle the AI reply marker', { businessId, messageId, error: err as Error }));
   if (!result.sent) logger.warn('AI reply refused upstream', { businessId, conversationId, error: result.error });
   return result.sent ? 'replied' : 'send_failed';
+}
+
+/** Asks the model for the answer and sends it, unless the conversation no longer wants one (the claim settled as skipped). */
+async function composeAndSend(job: AiJob, settings: AiSettings, claim: Claim, ports: AgentPorts, clock: () => Date): Promise<SendOutcome | Unanswered> {
+  const { businessId, conversationId, messageId } = job;
+  const to = await ports.recipient(businessId, conversationId);
+  const history = to ? await ports.history(businessId, conversationId, messageId, aiConfig.historyLimit) : [];
+  const turns = turnsToAnswer(history, messageId);
+  if (!to || turns.length === 0) {
+    await settleClaim(businessId, claim, 'skipped', { reason: 'nothing_to_answer' });
+    return 'nothing_to_answer';
+  }
+  await ports.acknowledge(businessId, messageId).catch((err) => logger.warn('AI could not mark the message read', { businessId, messageId, error: err as Error }));
+  const text = await ports.provider().complete({ system: settings.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, turns, model: effectiveModel(settings.model) });
+
+  // The model took a while: a newer message, a human reply or a pause may have come in meanwhile.
+  if ((await latestInbound(businessId, conversationId)) !== messageId) {
+    await settleClaim(businessId, claim, 'skipped', { reason: 'superseded' });
+    return 'superseded';
+  }
+  const nowBlocked = await blockedBy(job, await getAiSettings(businessId), clock());
+  if (nowBlocked) {
+    await settleClaim(businessId, claim, 'skipped', { reason: nowBlocked });
+    return blockedOutcome(nowBlocked);
+  }
+  return ports.send(businessId, conversationId, to, text);
 }

@@ -7,13 +7,14 @@ import { getConversation } from '#shared/conversations/repository.ts';
 import type { AgentPorts } from './agent.ts';
 import { conversationHistory } from './conversation-history.ts';
 import { modelProvider } from './providers/index.ts';
-import { sendAiText } from './send-reply.ts';
+import { resendAiText, sendAiText } from './send-reply.ts';
 import { markRead } from '#shared/messages/read-receipt.ts';
 
 export const agentPorts: AgentPorts = {
   recipient: async (businessId, conversationId) => (await getConversation(businessId, conversationId))?.phoneNumber ?? undefined,
   history: conversationHistory,
   send: sendAiText,
+  resend: resendAiText,
   acknowledge: async (businessId, messageId) => {
     await markRead(businessId, { messaging_product: 'whatsapp', status: 'read', message_id: messageId, typing_indicator: { type: 'text' } });
   },

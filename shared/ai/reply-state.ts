@@ -7,7 +7,7 @@
  * `replied`, `skipped` or `failed`. A delivery that fails before replying releases its claim so the queue's
  * retry can take it; one that dies without releasing leaves a claim that expires with its lease.
  */
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
 import { applied } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
@@ -38,38 +38,54 @@ export async function latestInbound(businessId: string, conversationId: string):
 export interface Claim {
   messageId: string;
   claimedAt: string;
+  /** The reply an earlier delivery stored failed, to be sent again. */
+  failedReplyId?: string;
 }
 
-/** Takes the right to answer `messageId`; undefined when it was answered already or another delivery holds it. */
+/**
+ * Takes the right to answer `messageId`; undefined when it was answered already or another delivery holds it. A claim
+ * taken again after an earlier delivery's reply was stored failed by an unavailable upstream names that reply
+ * (`failedReplyId`): it is sent again, not a new one written.
+ */
 export async function claimReply(businessId: string, conversationId: string, messageId: string, now: Date): Promise<Claim | undefined> {
   const claimedAt = now.toISOString();
   const leaseCutoff = new Date(now.getTime() - aiConfig.claimLeaseSeconds * 1000).toISOString();
-  const claimed = await applied(db.send(new PutCommand({
-    TableName: table(),
-    Item: {
-      ...keys.aiReply(businessId, messageId),
-      type: 'aiReply',
-      conversationId,
-      messageId,
-      status: 'pending',
-      claimedAt,
-      ttl: Math.floor(now.getTime() / 1000) + MARKER_TTL_SECONDS,
-    },
-    ConditionExpression: 'attribute_not_exists(pk) OR (#status = :pending AND claimedAt < :cutoff)',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':pending': 'pending', ':cutoff': leaseCutoff },
-  })));
-  return claimed ? { messageId, claimedAt } : undefined;
+  try {
+    const { Attributes } = await db.send(new UpdateCommand({
+      TableName: table(),
+      Key: keys.aiReply(businessId, messageId),
+      UpdateExpression: 'SET #type = :type, conversationId = :c, messageId = :m, #status = :pending, claimedAt = :at, #ttl = :ttl',
+      ConditionExpression: 'attribute_not_exists(pk) OR (#status = :pending AND claimedAt < :cutoff)',
+      ExpressionAttributeNames: { '#type': 'type', '#status': 'status', '#ttl': 'ttl' },
+      ExpressionAttributeValues: {
+        ':type': 'aiReply', ':c': conversationId, ':m': messageId, ':pending': 'pending', ':at': claimedAt, ':cutoff': leaseCutoff,
+        ':ttl': Math.floor(now.getTime() / 1000) + MARKER_TTL_SECONDS,
+      },
+      ReturnValues: 'ALL_NEW',
+    }));
+    return { messageId, claimedAt, ...(Attributes?.failedReplyId ? { failedReplyId: String(Attributes.failedReplyId) } : {}) };
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return undefined;
+    throw err;
+  }
 }
 
-/** Gives the claim back so that a retry may answer (only if it is still ours). */
-export async function releaseClaim(businessId: string, claim: Claim): Promise<void> {
-  await applied(db.send(new DeleteCommand({
+/**
+ * Gives the claim back so that a retry may answer (only if it is still ours). With `failedReplyId`, the reply this
+ * delivery stored failed (the upstream unavailable) stays named, and the claim is free at once for the retry to send it.
+ */
+export async function releaseClaim(businessId: string, claim: Claim, failedReplyId?: string): Promise<void> {
+  const mine = { ConditionExpression: '#status = :pending AND claimedAt = :c', ExpressionAttributeNames: { '#status': 'status' } };
+  if (!failedReplyId) {
+    await applied(db.send(new DeleteCommand({ TableName: table(), Key: keys.aiReply(businessId, claim.messageId), ...mine, ExpressionAttributeValues: { ':pending': 'pending', ':c': claim.claimedAt } })));
+    return;
+  }
+  await applied(db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.aiReply(businessId, claim.messageId),
-    ConditionExpression: '#status = :pending AND claimedAt = :c',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':pending': 'pending', ':c': claim.claimedAt },
+    UpdateExpression: 'SET failedReplyId = :f, claimedAt = :released',
+    ...mine,
+    ExpressionAttributeValues: { ':pending': 'pending', ':c': claim.claimedAt, ':f': failedReplyId, ':released': '' },
   })));
 }
 

@@ -24,6 +24,7 @@ export function recordingPorts(responderUrl: string, overrides: Partial<AgentPor
       sent.push({ businessId, conversationId, to, text });
       return { sent: true, messageId: `m${sent.length}` };
     },
+    resend: async (_businessId, replyId) => ({ sent: true, messageId: replyId }),
     acknowledge: async (_businessId, messageId) => {
       steps.push(`read:${messageId}`);
     },

@@ -171,6 +171,23 @@ describe('the AI agent over the local stack', () => {
     expect(replies[0].text.body).toContain('with my order');
   });
 
+  it('sends the reply it stored failed again when the upstream was unavailable: one AI message, sent once', async () => {
+    // Prepare: the upstream answers 500 to the read receipt's and the reply's attempts (three each)
+    const t = await tenant();
+    const from = randomPhone();
+    await m.sandbox('POST', '/__sandbox/faults', { kind: 'error500', count: 6, target: 'messages' });
+
+    // Act
+    await t.inbound(from, 'hola, ¿siguen abiertos?');
+    await m.stack.queues.idle();
+
+    // Assess: the customer got one answer, and the conversation holds one AI message, sent (the failed one, sent again)
+    expect(await aiReplies(from)).toHaveLength(1);
+    const cid = await conversationOf(t, from);
+    const outbound = (await t.call('GET', `/conversations/v1/${cid}/messages`)).body.messages.filter((x: any) => x.direction === 'outbound');
+    expect(outbound).toEqual([expect.objectContaining({ sentBy: 'ai', status: 'sent', retryCount: 1 })]);
+  });
+
   it('retries a failed model call through the queue and then answers', async () => {
     const t = await tenant();
     const from = randomPhone();
