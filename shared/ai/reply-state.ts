@@ -5,7 +5,8 @@
  *
  * A marker is first a claim (`pending`, with a lease shorter than the queue's visibility timeout), then
  * `replied`, `skipped` or `failed`. A delivery that fails before replying releases its claim so the queue's
- * retry can take it; one that dies without releasing leaves a claim that expires with its lease.
+ * retry can take it (naming the reply it stored failed, if the upstream was unavailable, for the retry to send
+ * that one again); one that dies without releasing leaves a claim that expires with its lease.
  */
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
