@@ -6,6 +6,7 @@
 import pLimit from 'p-limit';
 import { commit, HookItemsOverflow, type DomainEvent, type TransactItem } from '#shared/events/outbox.ts';
 import { ApiError } from '#shared/http/errors.ts';
+import { isForeignRecord } from '#shared/auth/ownership.ts';
 import { logger } from '#shared/log/logger.ts';
 import { stageCountItems } from '#shared/funnel/repository.ts';
 import { cancellationCodes } from '#shared/store/transact.ts';
@@ -56,7 +57,7 @@ export function itemError(op: BulkOperation, contactId: string | null, err: unkn
   if (err instanceof ApiError) {
     const body = err.body as Record<string, any>;
     // Another account's contact (403 on the single-contact endpoints) is, per item, one this account does not have.
-    if (err.status === 404 || err.status === 403) return fail(contactId, 'not_found', err.status === 404 ? String(body.message) : 'Contact not found');
+    if (err.status === 404 || isForeignRecord(err, 'contact')) return fail(contactId, 'not_found', err.status === 404 ? String(body.message) : 'Contact not found');
     if (body.error === 'duplicate_contact') return fail(contactId, 'duplicate_contact', String(body.message), { ...extra, existing_contact_id: body.existing_contact_id });
     if (body.details?.phone_number) return fail(contactId, 'invalid_phone_number', `phone_number ${body.details.phone_number[0]}`, extra);
     return fail(contactId, failedCode[op], String(body.message), extra);

@@ -175,6 +175,9 @@ const probes: Record<string, Probe[]> = {
     { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'add_tags', contact_ids: [ids.contact], tags: ['pwned'] }), want: () => bulkNoneFound('add_tags', 1) },
     { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'update', contacts: [{ id: ids.contact, add_tags: ['pwned'] }] }), want: () => bulkNoneFound('update', 1) },
     { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'set_funnel_stage', contact_ids: [ids.bContact], funnel_stage_id: ids.stage }), want: () => forbidden('funnel stage') },
+    // A contact of B's created or updated into A's stage: that item fails, saying whose stage it is (the contact is B's own).
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'create', contacts: [{ phone_number: '+5215500000778', funnel_stage_id: ids.stage }] }), want: () => ({ status: 207, body: expect.objectContaining({ error_count: 1, results: [{ success: false, contact_id: null, phone_number: '+5215500000778', error: 'create_failed', message: 'This funnel stage belongs to another account' }] }) }) },
+    { kind: 'own', path: () => '/contacts/v1/bulk', body: () => ({ operation: 'update', contacts: [{ id: ids.bContact, funnel_stage_id: ids.stage }] }), want: () => ({ status: 207, body: expect.objectContaining({ error_count: 1, results: [{ success: false, contact_id: ids.bContact, error: 'update_failed', message: 'This funnel stage belongs to another account' }] }) }) },
   ],
   'GET /contacts/v1/{id}': [{ kind: 'foreign', path: () => `/contacts/v1/${ids.contact}`, want: () => forbidden('contact') }],
   'PATCH /contacts/v1/{id}': [
