@@ -131,6 +131,12 @@ describe('POST /broadcasts/v1', () => {
     expect(Object.keys(res.body.details)).toContain(field);
   });
 
+  it.each([['2099-02-30T10:00:00Z'], ['2099-11-31T10:00:00Z'], ['2099-12-10T24:00:00Z']])('refuses a send_at the calendar does not have (%s), never rolling it over', async (sendAt) => {
+    const t = await newTenant(['messages:write']);
+    const res = await invoke('POST /broadcasts/v1', { apiKey: t.apiKey, body: { name: 'x', ...template, contact_ids: [randomUUID()], send_at: sendAt } });
+    expect([res.status, res.body.details?.send_at]).toEqual([400, ['send_at must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T15:00:00Z']]);
+  });
+
   it("refuses a template the approved one does not fit, as a send would, with 400 invalid_template_parameters and stores nothing", async () => {
     // Prepare: order_update has 2 body placeholders; promo_header an image header and 1 placeholder.
     const t = await newTenant(['messages:write', 'messages:read']);
