@@ -283,7 +283,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
       const media = state.media.get(id);
       const owner = url.searchParams.get('phone_number_id');
       if (!media || (owner && media.phoneNumberId !== owner)) {
-        throw new GraphError(400, 100, `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`, 'Media not found for this phone number', 'GraphMethodException');
+        throw new GraphError(400, 100, `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`, 'Media not found for this phone number', 'GraphMethodException', 33);
       }
       if (req.method === 'DELETE') {
         state.media.delete(id);

@@ -314,4 +314,23 @@ describe('an upstream that fails a media call', () => {
     // The id was not deleted: the throttled delete changed nothing.
     expect(harness.sandbox.state.media.has(uploaded.body.media_id)).toBe(true);
   });
+
+  it("answers a Cloud API delete the upstream refuses with Meta's refusal, and the id keeps working; one it no longer has is deleted", async () => {
+    // Prepare: an uploaded id, and the upstream refusing its delete (a permission error)
+    const uploaded = await invokeMultipart(tenant.apiKey, { type: 'image' }, { bytes: await smallPng(), filename: 'a.png' });
+    const id = uploaded.body.media_id;
+    fault({ kind: 'error', code: 10, status: 403, message: 'Application does not have permission for this action' });
+
+    // Act
+    const refused = await api.invoke('DELETE /{version}/{id}', { apiKey: tenant.apiKey, params: { version: 'v23.0', id } });
+    const stillThere = await api.invoke('GET /{version}/{id}', { apiKey: tenant.apiKey, params: { version: 'v23.0', id } });
+    harness.sandbox.state.media.delete(id);
+    const goneUpstream = await api.invoke('DELETE /{version}/{id}', { apiKey: tenant.apiKey, params: { version: 'v23.0', id } });
+
+    // Assess
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 10, message: '(#10) Application does not have permission for this action' });
+    expect(stillThere.status).toBe(200);
+    expect(goneUpstream).toMatchObject({ status: 200, body: { success: true } });
+  });
 });
