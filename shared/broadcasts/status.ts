@@ -76,3 +76,34 @@ export async function onMessageStatus(businessId: string, messageId: string, sta
     }
   }
 }
+
+/**
+ * A failed message of a broadcast, retried and sent (POST /messages/v1/{id}/retry): its recipient is sent again, with the
+ * new wamid, and the counters move with it (failed - 1, sent + 1), so the broadcast says what its messages' events say.
+ * Only from failed (a repeat changes nothing). Returns true when it changed a recipient.
+ */
+export async function onMessageRetried(businessId: string, messageId: string, wamid: string, at: string): Promise<boolean> {
+  const found = await recipientByMessage(businessId, messageId);
+  if (!found) return false;
+  try {
+    await db.send(new TransactWriteCommand({
+      TransactItems: [
+        {
+          Update: {
+            TableName: table(),
+            Key: recipientKey(businessId, found.broadcast_id, found.contact_id),
+            UpdateExpression: 'SET #state = :sent, wamid = :wamid, sent_at = :at REMOVE #error, failed_at, delivery_status, delivered_at, read_at',
+            ConditionExpression: '#state = :failed',
+            ExpressionAttributeNames: { '#state': 'state', '#error': 'error' },
+            ExpressionAttributeValues: { ':sent': 'sent', ':failed': 'failed', ':wamid': wamid, ':at': at },
+          },
+        },
+        { Update: countsUpdate(businessId, found.broadcast_id, { failed: -1, sent: 1 }, { statusChange: true }) },
+      ],
+    }));
+    return true;
+  } catch (err) {
+    if (cancelledByCondition(err)) return false;
+    throw err;
+  }
+}

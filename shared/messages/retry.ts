@@ -5,6 +5,7 @@
  * `retriedAt`); a failure that still holds returns it to `failed` and answers 400 `retry_failed` with the
  * upstream code and the action required.
  */
+import { logger } from '#shared/log/logger.ts';
 import { missingRecord } from '#shared/auth/ownership.ts';
 import { ApiError, badRequest, notFound } from '#shared/http/errors.ts';
 import { commit, type TransactItem } from '#shared/events/outbox.ts';
@@ -128,6 +129,13 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
     () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt }),
     (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound' }),
   );
+  if (message.broadcastId) {
+    // A broadcast's recipient follows its message: sent again, as its events say. Not a reason to fail the answer: the
+    // message is sent.
+    const { onMessageRetried } = await import('#shared/broadcasts/status.ts');
+    await onMessageRetried(businessId, id, result.wamid, retriedAt)
+      .catch((err) => logger.error('broadcast recipient not moved to sent after a retry', { businessId, messageId: id, broadcastId: message.broadcastId, error: err as Error }));
+  }
   return { message: 'Message sent successfully', data: { id, messageId: result.wamid, status: 'sent', retriedAt } };
 }
 

@@ -207,6 +207,30 @@ describe('broadcasts through the local stack', () => {
     expect(sentList(await sandboxSent(people[2].phone_number))).toHaveLength(0);
   });
 
+  it('moves a recipient whose failed message is retried back to sent, with its counts', async () => {
+    // Prepare: two recipients, and a failed status for one of them after the broadcast sent both
+    const people = [{ phone_number: phone(), name: 'Luz' }, { phone_number: phone(), name: 'Mar' }];
+    const ids = await createContacts(people);
+    const created = await api('POST', '/broadcasts/v1', { name: 'Retry', templateName: 'order_update', template_parameters: ['{{contact.name}}', 'R-1'], contact_ids: ids });
+    await broadcastIn(created.body.data.id, ['completed']);
+    const [failing] = await allRecipients(created.body.data.id);
+    await fetch(`${stack.sandboxUrl}/__sandbox/status`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ wamid: failing.wamid, status: 'failed', code: 131026 }) });
+    await stack.queues.idle();
+    const before = (await api('GET', `/broadcasts/v1/${created.body.data.id}`)).body.data.counts;
+
+    // Act
+    const retry = await api('POST', `/messages/v1/${failing.message_id}/retry`);
+
+    // Assess: the recipient is sent again, with the retry's wamid, and the counts say so
+    expect(before).toMatchObject({ sent: 1, failed: 1 });
+    expect(retry.status).toBe(200);
+    const after = (await api('GET', `/broadcasts/v1/${created.body.data.id}`)).body.data.counts;
+    expect(after).toMatchObject({ total: 2, sent: 2, failed: 0 });
+    const recipient = (await allRecipients(created.body.data.id)).find((r) => r.contact_id === failing.contact_id);
+    expect(recipient).toMatchObject({ status: 'sent', wamid: retry.body.data.messageId });
+    expect(recipient.error ?? null).toBeNull();
+  });
+
   it('fails with broadcast.failed when the upstream rejects the template, and sends no more', async () => {
     // Prepare
     const people = Array.from({ length: 6 }, (_, i) => ({ phone_number: phone(), name: `T${i}` }));
