@@ -77,23 +77,13 @@ const toIso = (value: string | number | undefined, fallback: Date): string => {
  * What keeps the AI from answering now: the contract's precedence, or a conversation closed since the message came in
  * (an agent closed it: the AI does not speak into it, nor open a new one with a reply the customer's message is not in).
  */
-async function blockedBy(job: AiJob, settings: AiSettings, ...instants: Date[]): Promise<BlockReason | 'conversation_closed' | 'no_conversation' | undefined> {
+async function blockedBy(job: AiJob, settings: AiSettings, at: Date): Promise<BlockReason | 'conversation_closed' | 'no_conversation' | undefined> {
   const conversation = await getConversationAi(job.businessId, job.conversationId);
   if (!conversation) return 'no_conversation';
   if (conversation.closed) return 'conversation_closed';
-  // Each instant on the one read (the message's arrival and now, when the answer follows at once).
-  for (const at of instants) {
-    const decision = decide({ enabled: settings.enabled, pausedUntil: settings.pausedUntil }, conversation, at);
-    if (!decision.answer) return decision.blockedBy;
-  }
-  return undefined;
+  const decision = decide({ enabled: settings.enabled, pausedUntil: settings.pausedUntil }, conversation, at);
+  return decision.answer ? undefined : decision.blockedBy;
 }
-
-/** When a message came in, as late as its time allows: Meta's timestamps are whole seconds. */
-const cameInBy = (receivedAt: string): Date => {
-  const ms = Date.parse(receivedAt);
-  return new Date(ms % 1000 === 0 ? ms + 999 : ms);
-};
 
 const blockedOutcome = (reason: NonNullable<Awaited<ReturnType<typeof blockedBy>>>): Unanswered =>
   reason === 'no_conversation' ? 'nothing_to_answer' : `blocked:${reason}`;
@@ -103,11 +93,12 @@ export async function handleAiJob(job: AiJob, ports: AgentPorts, clock: () => Da
   if (job.phase !== 'answer') {
     const receivedAt = toIso(job.receivedAt, clock());
     if (!(await markNewestInbound(job.businessId, job.conversationId, job.messageId, receivedAt))) return 'superseded';
-    // The contract's conditions hold for the message as it came in: one written during a pause, or while the AI was
-    // off, stays unanswered when the block ends within the debounce window (they are checked again before answering;
-    // without a window, now, on the same read).
+    // The contract's conditions hold for the message as it comes in, now (this first delivery of its job follows its
+    // webhook): one that comes in during a pause, or while the AI is off, stays unanswered when the block ends within the
+    // debounce window (they are checked again before answering). Meta's timestamp is when the customer wrote, not that
+    // moment: a message delivered late, after a pause ended (or written before it began), comes in with the AI active.
     const answersNow = settings.debounceSeconds === 0;
-    const blockedOnArrival = await blockedBy(job, settings, cameInBy(receivedAt), ...(answersNow ? [clock()] : []));
+    const blockedOnArrival = await blockedBy(job, settings, clock());
     if (blockedOnArrival) return blockedOutcome(blockedOnArrival);
     if (!answersNow) {
       await enqueue('ai', { ...job, receivedAt, phase: 'answer' }, { delaySeconds: settings.debounceSeconds });

@@ -145,6 +145,21 @@ describe('the AI agent', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it('answers a message that comes in after a pause ended though the customer wrote it before (Meta delivered it late)', async () => {
+    // Prepare: written two hours ago (before the pause began), delivered once the pause has ended
+    const job = await inbound('lo escribí hace rato');
+    const { pausedUntil } = await pauseGlobalAi(tenant.businessId, 1);
+    const { ports: p, sent } = ports();
+    const justAfter = () => new Date(Date.parse(pausedUntil) + 1000);
+
+    // Act
+    const outcome = await handleAiJob({ ...job, receivedAt: new Date(Date.now() - 2 * 3600_000).toISOString() }, p, justAfter);
+
+    // Assess
+    expect(outcome).toBe('replied');
+    expect(sent).toHaveLength(1);
+  });
+
   it('leaves a message written during a pause or while the AI was off unanswered when the block ends within the debounce window', async () => {
     // Prepare: a debounce window; one message comes in under a pause that ends within it, another while the
     // conversation's AI is off and turned on again within it
