@@ -7,6 +7,7 @@ import { mediaExpired, mediaPermissionDenied, mediaTooLarge, unsupportedFormat }
 import { MEDIA_RULES, type MediaType } from './formats.ts';
 import { getMedia, type MediaRecord } from './repository.ts';
 import { upstreamMediaInfo } from './upstream-media.ts';
+import { UpstreamError } from '#shared/upstream/client.ts';
 
 export type MediaIdCheck = { known: true; record: MediaRecord } | { known: false };
 
@@ -20,7 +21,9 @@ export async function checkMediaId(businessId: string, mediaId: string, now = Da
 
 /**
  * A media id the sending number may use: this business's upload (not expired), or an upstream media
- * item of the same number. Anything else is `MEDIA_PERMISSION_DENIED` with a hint.
+ * item of the same number. Anything else is `MEDIA_PERMISSION_DENIED` with a hint: an id the upstream does not know
+ * for the number, and one it refuses to show the number (a permission or token refusal, the contract's "not accessible
+ * with the sending credentials"). A transient fault is thrown.
  */
 export async function requireAccessibleMediaId(businessId: string, phoneNumberId: string, mediaId: string): Promise<MediaIdCheck> {
   const check = await checkMediaId(businessId, mediaId);
@@ -28,7 +31,11 @@ export async function requireAccessibleMediaId(businessId: string, phoneNumberId
     if (check.record.phoneNumberId !== phoneNumberId) throw mediaPermissionDenied(mediaId);
     return check;
   }
-  if (await upstreamMediaInfo(businessId, phoneNumberId, mediaId)) return check;
+  const visible = await upstreamMediaInfo(businessId, phoneNumberId, mediaId).catch((err: unknown) => {
+    if (err instanceof UpstreamError && !err.transient) return undefined;
+    throw err;
+  });
+  if (visible) return check;
   throw mediaPermissionDenied(mediaId);
 }
 

@@ -484,6 +484,26 @@ describe('POST /messages/v1: templates', () => {
     expect(await h.sent(to)).toEqual([]);
   });
 
+  it.each([[10, 403], [190, 401]])('answers MEDIA_PERMISSION_DENIED when the upstream refuses to show the number a media id (%i), in a media message and a template header', async (code, status) => {
+    // Prepare: an id only the upstream holds, and the upstream refusing its look-up
+    const { t, to } = await h.openChat();
+    const own = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.from('jpeg'), 'image/jpeg');
+    const refuse = () => h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', code, status, target: 'media' });
+
+    // Act
+    await refuse();
+    const image = await h.send(t.apiKey, { to, type: 'image', image: { id: own.id } });
+    await refuse();
+    const header = await h.send(t.apiKey, { to, type: 'template', templateName: 'promo_header', template_parameters: ['Ana'], header_media: { type: 'image', media_id: own.id } });
+
+    // Assess
+    for (const res of [image, header]) {
+      expect(res.status).toBe(403);
+      expect(res.body).toEqual({ error: 'forbidden', code: 'MEDIA_PERMISSION_DENIED', message: expect.any(String), hint: expect.any(String) });
+    }
+    expect(await h.sent(to)).toEqual([]);
+  });
+
   it("refuses a media message by another number's media id (403 MEDIA_PERMISSION_DENIED) before anything goes out; the number's own upstream id is sent", async () => {
     // Prepare: neither id is this service's upload; only the upstream knows whose each is.
     const { t, to } = await h.openChat();
