@@ -92,14 +92,16 @@ export async function handleAiJob(job: AiJob, ports: AgentPorts, clock: () => Da
   const settings = await getAiSettings(job.businessId);
   if (job.phase !== 'answer') {
     const receivedAt = toIso(job.receivedAt, clock());
-    if (!(await markNewestInbound(job.businessId, job.conversationId, job.messageId, receivedAt))) return 'superseded';
     // The contract's conditions hold for the message as it comes in, now (this first delivery of its job follows its
     // webhook): one that comes in during a pause, or while the AI is off, stays unanswered when the block ends within the
     // debounce window (they are checked again before answering). Meta's timestamp is when the customer wrote, not that
     // moment: a message delivered late, after a pause ended (or written before it began), comes in with the AI active.
-    const answersNow = settings.debounceSeconds === 0;
+    // A blocked message is not recorded as the conversation's newest: an older one that comes in once the AI is active
+    // again is answered, not superseded by one no job will answer.
     const blockedOnArrival = await blockedBy(job, settings, clock());
     if (blockedOnArrival) return blockedOutcome(blockedOnArrival);
+    if (!(await markNewestInbound(job.businessId, job.conversationId, job.messageId, receivedAt))) return 'superseded';
+    const answersNow = settings.debounceSeconds === 0;
     if (!answersNow) {
       await enqueue('ai', { ...job, receivedAt, phase: 'answer' }, { delaySeconds: settings.debounceSeconds });
       return 'debounced';

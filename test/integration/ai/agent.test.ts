@@ -160,6 +160,24 @@ describe('the AI agent', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it('answers an older message that comes in after a pause ended, though a newer one came in during the pause', async () => {
+    // Prepare: the newer message comes in during the pause; the older one (Meta delivered it late) once it ended
+    const newer = await inbound('¿siguen ahí?');
+    const older = { ...(await inbound('hola', newer.conversationId)), receivedAt: new Date(Date.now() - 60_000).toISOString() };
+    const { pausedUntil } = await pauseGlobalAi(tenant.businessId, 1);
+    const { ports: p, sent } = ports();
+    const inPause = () => new Date(Date.parse(pausedUntil) - 1000);
+    const justAfter = () => new Date(Date.parse(pausedUntil) + 1000);
+
+    // Act
+    const first = await handleAiJob({ ...newer, receivedAt: inPause().toISOString() }, p, inPause);
+    const second = await handleAiJob(older, p, justAfter);
+
+    // Assess
+    expect([first, second]).toEqual(['blocked:global_paused', 'replied']);
+    expect(sent).toHaveLength(1);
+  });
+
   it('leaves a message written during a pause or while the AI was off unanswered when the block ends within the debounce window', async () => {
     // Prepare: a debounce window; one message comes in under a pause that ends within it, another while the
     // conversation's AI is off and turned on again within it
