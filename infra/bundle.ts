@@ -123,7 +123,6 @@ function bundleFunction(root: string, outdir: string, request: BundleRequest, wr
   return { handler: request.handler, dir, inputs: contributingInputs(metafile, root, all), initFiles: reachableOutputs(metafile, root, index, { dynamic: false }) };
 }
 
-/** The installed native media packages, copied as the media worker's node_modules (x64 Linux builds). */
 /** The media worker's native binaries for its Lambda architecture (x86_64), which npm installs only on a linux x64 machine. */
 const LAMBDA_MEDIA_BINARIES = ['@img/sharp-linux-x64', '@img/sharp-libvips-linux-x64', '@ffmpeg-installer/linux-x64'];
 
@@ -139,6 +138,7 @@ export function requireLambdaMediaBinaries(root: string): void {
   );
 }
 
+/** The installed native media packages, copied as the media worker's node_modules (x64 Linux builds). */
 const copyNativeMedia = (root: string, dir: string) => {
   requireLambdaMediaBinaries(root);
   const modules = join(root, 'node_modules');

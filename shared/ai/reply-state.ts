@@ -10,7 +10,7 @@
  */
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, table } from '#shared/store/client.ts';
-import { applied } from '#shared/store/conditional.ts';
+import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { aiConfig } from './config.ts';
 
@@ -66,7 +66,7 @@ export async function claimReply(businessId: string, conversationId: string, mes
     }));
     return { messageId, claimedAt, ...(Attributes?.failedReplyId ? { failedReplyId: String(Attributes.failedReplyId) } : {}) };
   } catch (err) {
-    if ((err as Error).name === 'ConditionalCheckFailedException') return undefined;
+    if (isConditionFailure(err)) return undefined;
     throw err;
   }
 }

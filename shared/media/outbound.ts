@@ -25,10 +25,11 @@ export const OUTBOUND_FINISHER = 'outbound-message';
 export const isMediaDraft = (draft: OutboundDraft): boolean => isMediaType(draft.messageType);
 
 /**
- * Puts prepared media into the draft: payload object, message type, and `metadata` after a conversion to a document;
- * for a template, into its header parameter (the file by id instead of the link).
+ * Puts prepared media into a draft (or a stored message a retry sends again): payload object, message type, and
+ * `metadata` after a conversion to a document; for a template, into its header parameter (the file by id instead of
+ * the link).
  */
-export function applyPrepared(draft: OutboundDraft, prepared: PreparedMedia): void {
+export function applyPrepared(draft: { messageType: string; payload: Record<string, any>; metadata?: Record<string, unknown> }, prepared: PreparedMedia): void {
   if (draft.messageType === 'template') {
     const header = templateHeaderLink(draft.payload);
     if (header) header.param[header.type] = prepared.media;
@@ -36,7 +37,7 @@ export function applyPrepared(draft: OutboundDraft, prepared: PreparedMedia): vo
   }
   const original = draft.messageType;
   if (prepared.type !== original) delete draft.payload[original];
-  draft.payload.type = prepared.type as OutboundDraft['payload']['type'];
+  draft.payload.type = prepared.type;
   draft.payload[prepared.type] = prepared.media;
   draft.messageType = prepared.type;
   if (prepared.metadata) draft.metadata = { ...(draft.metadata ?? {}), ...prepared.metadata };

@@ -160,28 +160,30 @@ const MEDIA_RETRY_AFTER_SECONDS = 5;
 /**
  * The message with its media prepared again for a retry, or undefined when the stored payload goes as it is: a media
  * message's link is planned again as on the first send, because the file may have changed since and because a file
- * the media worker failed to prepare (a 202 send) never went upstream as stored. A file that still breaks the media rules fails the retry with the upstream's code for such a file
- * (131053 too large, 131051 unsupported); one the worker must prepare (an image by link over 5 MB is compressed) is
- * prepared within the send's budget, and past it the retry answers 503 and changes nothing (MediaStillPreparing).
- * The send's `autoConvert`, kept with the message, applies again (a file now over the limit may go as a document).
+ * the media worker failed to prepare (a 202 send) never went upstream as stored. A file that still breaks the media
+ * rules fails the retry with the upstream's code for such a file (131053 too large, 131051 unsupported); one the worker
+ * must prepare (an image by link over 5 MB is compressed) is prepared within the send's budget, and past it the retry
+ * answers 503 and changes nothing (MediaStillPreparing). The send's `autoConvert`, kept with the message, applies again
+ * (a file now over the limit may go as a document); the prepared file goes into the message as into a first send's draft.
  */
 async function preparedMedia(businessId: string, phoneNumberId: string, message: Message): Promise<Pick<Message, 'messageType' | 'payload' | 'metadata'> | undefined> {
   const type = message.messageType;
   const media = (message.payload as Record<string, any>)[type];
   if (!isMediaType(type) || typeof media?.link !== 'string') return undefined;
-  const [{ planMediaSend }, { prepareThroughWorker }, { upstreamRefusal }] = await Promise.all([
+  const [{ planMediaSend }, { prepareThroughWorker }, { upstreamRefusal }, { applyPrepared }] = await Promise.all([
     import('#shared/media/send-media.ts'),
     import('#shared/media/jobs.ts'),
     import('#shared/media/upstream-refusal.ts'),
+    import('#shared/media/outbound.ts'),
   ]);
   const request = { type, media, autoConvert: message.autoConvert === true };
   try {
     const plan = await planMediaSend(businessId, phoneNumberId, request);
     const done = plan.kind === 'ready' ? { status: 'ready' as const, prepared: plan.prepared } : await prepareThroughWorker({ businessId, phoneNumberId, reason: plan.reason, request });
     if (done.status === 'queued') throw new MediaStillPreparing();
-    const { [type]: _replaced, ...rest } = message.payload as Record<string, any>;
-    const { type: sentAs, media: file, metadata } = done.prepared;
-    return { messageType: sentAs, payload: { ...rest, type: sentAs, [sentAs]: file }, ...(metadata ? { metadata: { ...message.metadata, ...metadata } } : {}) };
+    const next: Pick<Message, 'messageType' | 'payload' | 'metadata'> = { messageType: type, payload: { ...message.payload }, ...(message.metadata ? { metadata: message.metadata } : {}) };
+    applyPrepared(next, done.prepared);
+    return next;
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     throw upstreamRefusal(err);
