@@ -222,8 +222,11 @@ const RECIPIENT_FILTERS: Record<RecipientStatus, { expression: string; values: R
 };
 
 export async function listRecipientViews(businessId: string, id: string, q: { limit: number; cursor?: string; status?: RecipientStatus; outcome?: RecipientStatus }) {
-  await mustGet(businessId, id);
+  const b = await mustGet(businessId, id);
   const start = decodeCursor(q.cursor, { pk: keys.broadcastRecipientsPk(businessId, id), sk: { prefix: keys.broadcastRecipientSkPrefix } });
+  // Until its start commits, a broadcast's audience is still being frozen and its counts are all 0: its recipients
+  // are listed from then on, so the list never shows what the counts do not count yet.
+  if (!b.started_at && (b.status === 'scheduled' || b.status === 'running')) return { data: [], next_cursor: null };
   const status = q.status ?? q.outcome;
   const { items, lastKey } = await listRecipients(businessId, id, q.limit, start, status ? RECIPIENT_FILTERS[status] : undefined);
   return { data: items.map(recipientView), next_cursor: encodeCursor(lastKey) };

@@ -385,6 +385,26 @@ describe('GET /broadcasts/v1, GET /broadcasts/v1/{id}, recipients, cancel', () =
     expect(forged.status).toBe(400);
     expect((await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: randomUUID() } })).status).toBe(404);
   });
+
+  it('lists no recipient while the audience is being frozen, until the start commits the counts, then every one of them', async () => {
+    // Prepare: a running broadcast whose start has written its recipients but not yet committed (no started_at)
+    const t = await newTenant(['messages:write', 'messages:read']);
+    const b = await create(t.apiKey, 'Freezing', { send_at: undefined });
+    const contacts = [randomUUID(), randomUUID()];
+    await putRecipients(t.businessId, b.id, contacts.map((id, seq) => ({ contact_id: id, seq, state: 'pending' as const, phone_number: `+5215500001${seq}`, request: { type: 'template' } })));
+    const list = async () => (await invoke('GET /broadcasts/v1/{id}/recipients', { apiKey: t.apiKey, params: { id: b.id } })).body;
+    const counts = async () => (await invoke('GET /broadcasts/v1/{id}', { apiKey: t.apiKey, params: { id: b.id } })).body.data.counts;
+
+    // Act
+    const during = { list: await list(), total: (await counts()).total };
+    await transition(t.businessId, b.id, ['running'], 'running', { started_at: new Date().toISOString(), c_total: 2 });
+    const after = { list: await list(), total: (await counts()).total };
+
+    // Assess
+    expect(during).toEqual({ list: { data: [], next_cursor: null }, total: 0 });
+    expect(after.total).toBe(2);
+    expect(after.list.data.map((r: any) => r.contact_id).sort()).toEqual([...contacts].sort());
+  });
 });
 
 describe('a cancelled broadcast', () => {
