@@ -51,6 +51,9 @@ function graphTerms(status: number, body: Record<string, any>): { status: number
   if (body.code === 'MEDIA_PERMISSION_DENIED') return { status: 400, code: 100, type: 'OAuthException' };
   // A template's parameters that do not fit its placeholders: Meta's "Number of parameters does not match".
   if (body.error === 'invalid_template_parameters') return { status: 400, code: 132000, type: 'OAuthException' };
+  // A repeat of a send still in flight under its Idempotency-Key (the service's own header): Graph's temporary
+  // error, which Cloud API clients retry, and the retry answers with the send's outcome.
+  if (body.error === 'idempotency_in_progress') return { status: 503, code: 2, type: 'OAuthException' };
   if (status === 401) return { status: 401, code: 190, type: 'OAuthException' };
   if (status === 403) return { status: 403, code: 10, type: 'OAuthException' };
   // Every object a Graph path cannot find (an id out of bounds too) is Meta's unknown object: see unknownObject.

@@ -88,7 +88,7 @@ export async function idempotent(
     }
     const resumed = Item.state !== 'done' && typeof Item.messageId === 'string' && resume ? await resume(Item.messageId) : undefined;
     if (resumed) return replay(resumed);
-    if (Item.state !== 'done') throw new ApiError(409, { error: 'idempotency_in_progress', message: 'A request with this Idempotency-Key is still being processed' });
+    if (Item.state !== 'done') throw new ApiError(409, { error: 'idempotency_in_progress', message: 'A request with this Idempotency-Key is still being processed' }, { 'Retry-After': '1' });
     return replay({ status: Item.status, body: Item.body });
   }
 

@@ -169,9 +169,10 @@ describe('a send cut off after the upstream accepted it, before its settle write
     // Act: the client repeats with the same key while nothing settled the send.
     const repeat = await h.send(t.apiKey, template(to), { 'idempotency-key': key });
 
-    // Assess: refused as in progress, nothing sent again.
+    // Assess: refused as in progress, to be retried, nothing sent again.
     expect(repeat.status).toBe(409);
     expect(repeat.body).toMatchObject({ error: 'idempotency_in_progress' });
+    expect(repeat.headers['retry-after']).toBe('1');
     expect(await accepted(to)).toHaveLength(1);
 
     // Act: the upstream's status webhook for the message arrives.
@@ -190,6 +191,30 @@ describe('a send cut off after the upstream accepted it, before its settle write
     expect(sentEvents[0].data).toMatchObject({ message_id: messageId, wamid: out[0].wamid, status: 'sent' });
     survived.push('a crash between the upstream answer and the settle write (no duplicate, settled by the status webhook)');
   }, 60_000);
+
+  it("answers a repeat on the Cloud API route while the send is in flight as Graph's temporary error (503, code 2), sending nothing more", async () => {
+    // Prepare
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const body = { messaging_product: 'whatsapp', to: to.slice(1), type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } };
+    const post = () => h.invoke('POST /{version}/{id}/messages', { apiKey: t.apiKey, body, headers: { 'idempotency-key': key }, params: { version: 'v23.0', id: t.phoneNumberId } });
+    const key = randomUUID();
+    const crash = crashSettleOnce();
+    try {
+      await post();
+    } finally {
+      crash.remove();
+    }
+    expect(crash.fired()).toBe(true);
+
+    // Act
+    const repeat = await post();
+
+    // Assess
+    expect([repeat.status, repeat.headers['retry-after']]).toEqual([503, '1']);
+    expect(repeat.body.error).toMatchObject({ code: 2, type: 'OAuthException', message: expect.stringContaining('still being processed') });
+    expect(await accepted(to)).toHaveLength(1);
+  });
 
   // In a table of its own: the sweep fails every unconfirmed send of its table, other files' sends in flight too.
   it('with the client\'s own callback data the sweep fails the unconfirmed send once; the client\'s value comes back in status events', () => inOwnTable(async () => {
