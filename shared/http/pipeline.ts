@@ -79,6 +79,8 @@ const validate = async (schema: AnySchema | undefined, value: unknown, where: 'b
   throw where === 'params' ? notFound() : validationError(details, `Invalid ${where}: ${Object.keys(details).join(', ')}`);
 };
 
+const TIMED_OUT = 'The request ran out of time before it could answer and may still have taken effect: read before repeating it (a send repeated with its Idempotency-Key is safe)';
+
 const TABLE_THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
 
 /** Maps every error to a JSON reply; an unknown error is a bug, logged with its stack and answered 500. */
@@ -100,10 +102,11 @@ export const toReply = (err: unknown, extraHeaders: Record<string, string> = {})
     logger.warn('table throttled', { error: err as Error });
     return json(503, { error: 'service_unavailable', message: 'The service is busy; retry shortly' }, { ...extraHeaders, 'Retry-After': '1' });
   }
-  // middy's early time-out (just before Lambda's own): the work took too long, typically under heavy contention.
+  // middy's early time-out (just before Lambda's own): the work took too long, typically under heavy contention. What
+  // it had begun may still land (a create, a send), so the outcome is unknown, as with API Gateway's own time-out: 504.
   if ((err as Error)?.name === 'TimeoutError') {
     logger.warn('request timed out', { error: err as Error });
-    return json(503, { error: 'service_unavailable', message: 'The request took too long; retry shortly' }, { ...extraHeaders, 'Retry-After': '1' });
+    return json(504, { error: 'timeout', message: TIMED_OUT }, extraHeaders);
   }
   // A setting the function needs is missing or malformed: the operator's defect, named in the log only. The client
   // (a business calling the API) gets the kind of failure but not the deployment's variable names.

@@ -71,7 +71,8 @@ const standardErrors = (route: Route, key: string): Record<string, { description
     400: { description: 'Invalid request (validation_error, invalid_json, or the area\'s own error)' },
     404: { description: 'Not found' },
     500: { description: 'Internal error' },
-    503: { description: 'service_unavailable: the table is throttling or the request took too long; retry after `Retry-After` seconds' },
+    503: { description: 'service_unavailable: the table is throttling; retry after `Retry-After` seconds' },
+    504: { description: 'timeout: the request ran out of time; what it began may still land, so read before repeating it' },
   };
   if (route.scope) {
     out[401] = { description: 'Missing, malformed, revoked or unknown API key' };

@@ -8,7 +8,7 @@ import { createBusiness } from '#shared/business/repository.ts';
 import { createApiKey } from '#shared/auth/api-keys.ts';
 import { SCOPES, type Scope } from '#shared/auth/scopes.ts';
 import { routes } from '#shared/routes.ts';
-import { routeContext } from '#infra/local/lambda/context.ts';
+import { functionNameOf, lambdaContext, routeContext } from '#infra/local/lambda/context.ts';
 
 export interface TestTenant {
   businessId: string;
@@ -33,6 +33,8 @@ export interface InvokeInput {
   binaryBody?: Buffer;
   query?: Record<string, string>;
   params?: Record<string, string>;
+  /** The function's time-out for this invocation (default: as deployed). */
+  timeoutMs?: number;
 }
 
 export interface InvokeResult {
@@ -85,7 +87,8 @@ export async function invoke(routeKey: string, input: InvokeInput = {}): Promise
   const route = routeOf(routeKey);
   const mod = await import(`../../functions/${route.handler}.ts`);
   const event = apiGatewayEvent(routeKey, input);
-  const out = await mod.handler(event, routeContext(route));
+  const context = input.timeoutMs === undefined ? routeContext(route) : lambdaContext(functionNameOf(route.handler), { timeoutMs: input.timeoutMs });
+  const out = await mod.handler(event, context);
   const text = out.body ?? '';
   let parsed: unknown = text;
   try {

@@ -322,6 +322,31 @@ describe('DynamoDB throttling', () => {
     expect((await h.invoke('GET /contacts/v1', { apiKey: t.apiKey })).body.contacts).toHaveLength(1);
     survived.push('DynamoDB throttling past the SDK retries (503, repeatable)');
   }, 30_000);
+
+  it('answers 504 timeout, outcome unknown, when a request runs out of time; what it began still lands', async () => {
+    // Prepare: every table write takes 300 ms; the function has 200 ms
+    const t = await h.newTenant();
+    const name = `hardening-slow-${randomUUID()}`;
+    dynamo.middlewareStack.add((next, context) => async (args) => {
+      if (/^(TransactWriteItems|PutItem|UpdateItem)Command$/.test(context.commandName ?? '')) await new Promise((r) => setTimeout(r, 300));
+      return next(args);
+    }, { step: 'initialize', name });
+
+    // Act
+    let res;
+    try {
+      res = await h.invoke('POST /funnel/v1/stages', { apiKey: t.apiKey, body: { name: 'Late' }, timeoutMs: 200 });
+      await new Promise((r) => setTimeout(r, 1500));
+    } finally {
+      dynamo.middlewareStack.remove(name);
+    }
+
+    // Assess: not "unavailable, retry": the stage the request began was stored
+    expect([res.status, res.body]).toEqual([504, { error: 'timeout', message: expect.stringContaining('may still have taken effect') }]);
+    const stages = (await h.invoke('GET /funnel/v1/stages', { apiKey: t.apiKey })).body;
+    expect(JSON.stringify(stages)).toContain('"Late"');
+    survived.push('a request out of time (504, outcome unknown)');
+  }, 30_000);
 });
 
 describe('workers and webhook receivers', () => {
