@@ -1,7 +1,8 @@
 /**
- * What a file really is, from its bytes (file-type's magic numbers), never from its name or declared MIME.
- * Two cases file-type leaves open are settled here: plain text (no magic number) and the legacy Office
- * formats, which share one container (OLE2/CFB) and are told apart by the name the client gave. file-type
+ * What a file really is, from its bytes (file-type's magic numbers), never from its declared MIME.
+ * Cases file-type leaves open are settled here: plain text (no magic number); the legacy Office formats, which
+ * share one container (OLE2/CFB) and are told apart by their main stream's name, or else by the name the client
+ * gave; and an MP4 with sound tracks only, which is audio (an AAC recording saved as .mp4), not video. file-type
  * (and the tokenizer under it) is loaded on the first file checked, not at cold start.
  */
 import { onFirstUse } from '#shared/lang/on-first-use.ts';
@@ -17,6 +18,29 @@ export interface Detected {
 }
 
 const LEGACY_OFFICE: Record<string, string> = { doc: MIME.doc, xls: MIME.xls, ppt: MIME.ppt, dot: MIME.doc, xlt: MIME.xls, pps: MIME.ppt };
+
+/** The stream each legacy Office format keeps its content in, named (UTF-16LE) in the container's directory. */
+const OFFICE_STREAMS: [string, string][] = [['WordDocument', MIME.doc], ['Workbook', MIME.xls], ['Book', MIME.xls], ['PowerPoint Document', MIME.ppt]];
+
+function legacyOffice(bytes: Uint8Array, filename?: string): string {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // A directory entry's name is followed by its NUL terminator, so "Book" does not match inside another name.
+  const byStream = OFFICE_STREAMS.find(([name]) => buffer.includes(Buffer.from(`${name}\0`, 'utf16le')));
+  if (byStream) return byStream[1];
+  const ext = filename?.split('.').pop()?.toLowerCase() ?? '';
+  return LEGACY_OFFICE[ext] ?? 'application/x-cfb';
+}
+
+/** The handler types of an MP4's tracks (`vide`, `soun`, ...), read from their `hdlr` boxes wherever the index is. */
+function mp4TrackKinds(bytes: Uint8Array): Set<string> {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const kinds = new Set<string>();
+  // hdlr: size, 'hdlr', version and flags, pre_defined, then the handler type.
+  for (let at = buffer.indexOf('hdlr'); at !== -1 && at + 16 <= buffer.length; at = buffer.indexOf('hdlr', at + 4)) {
+    kinds.add(buffer.toString('latin1', at + 12, at + 16));
+  }
+  return kinds;
+}
 
 /** Heuristic for text: valid UTF-8 without NUL or most control bytes in the first 64 KB. */
 function looksLikeText(bytes: Uint8Array): boolean {
@@ -41,9 +65,10 @@ export async function detectMime(bytes: Uint8Array, filename?: string): Promise<
   const [base, params = ''] = found.mime.split(';').map((s) => s.trim());
   if (base === 'audio/ogg' || base === 'audio/opus') return { mime: MIME.opus, opus: params.includes('opus') || found.ext === 'opus' };
   if (base === 'audio/x-m4a' || base === 'audio/m4a') return { mime: MIME.m4a };
-  if (base === 'application/x-cfb') {
-    const ext = filename?.split('.').pop()?.toLowerCase() ?? '';
-    return { mime: LEGACY_OFFICE[ext] ?? 'application/x-cfb' };
+  if (base === 'application/x-cfb') return { mime: legacyOffice(bytes, filename) };
+  if (base === MIME.mp4) {
+    const kinds = mp4TrackKinds(bytes);
+    if (kinds.has('soun') && !kinds.has('vide')) return { mime: MIME.m4a };
   }
   return { mime: base! };
 }

@@ -75,6 +75,15 @@ export const toneWav = (seconds = 1) => synth(['-f', 'lavfi', '-i', `sine=freque
 /** Stereo noise at a high MP3 bitrate: `seconds` × 40 KB/s, so ~420 s makes a ~17 MB file. */
 export const noisyMp3 = (seconds: number) =>
   synth(['-f', 'lavfi', '-i', `anoisesrc=duration=${seconds}:color=white:amplitude=0.3`, '-ac', '2', '-c:a', 'libmp3lame', '-b:a', '320k'], 'mp3');
+/** AAC in an MP4 container with the ordinary isom brand (no video track): how many recorders save audio. */
+export const aacInMp4 = () => synth(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-c:a', 'aac', '-f', 'mp4'], 'mp4');
+/** A legacy Office file's OLE2/CFB container: its header, then a directory entry naming its main stream (`WordDocument`...). */
+export function legacyOfficeFile(stream: string): Buffer {
+  const bytes = Buffer.alloc(1536);
+  Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(bytes);
+  Buffer.from(`${stream}\0`, 'utf16le').copy(bytes, 1024);
+  return bytes;
+}
 export const smallMp4 = () =>
   synth(['-f', 'lavfi', '-i', 'testsrc=duration=1:size=160x120:rate=10', '-c:v', 'libx264', '-pix_fmt', 'yuv420p'], 'mp4');
 

@@ -1,6 +1,6 @@
 /** POST /media/v1 through API Gateway events, against DynamoDB Local, a local S3 and the upstream sandbox. */
 import { startMediaHarness, invokeMultipart, invokeRaw, type MediaHarness } from './harness.ts';
-import { noisePng, noiseWebp, smallJpeg, smallPng, smallWebp, tinyPdf, toneMp3, toneOpus, toneVorbis, smallMp4 } from './files.ts';
+import { noisePng, noiseWebp, smallJpeg, smallPng, smallWebp, tinyPdf, toneMp3, toneOpus, toneVorbis, smallMp4, aacInMp4, legacyOfficeFile } from './files.ts';
 
 let harness: MediaHarness;
 let api: typeof import('../../support/api.ts');
@@ -24,6 +24,10 @@ describe('POST /media/v1', () => {
     ['audio', 'song.mp3', () => toneMp3(1), 'audio/mpeg'],
     ['audio', 'voice.ogg', () => toneOpus(1), 'audio/ogg'],
     ['video', 'clip.mp4', smallMp4, 'video/mp4'],
+    ['audio', 'recording.mp4', aacInMp4, 'audio/mp4'],
+    ['document', 'report', async () => legacyOfficeFile('WordDocument'), 'application/msword'],
+    ['document', 'sheet', async () => legacyOfficeFile('Workbook'), 'application/vnd.ms-excel'],
+    ['document', 'slides', async () => legacyOfficeFile('PowerPoint Document'), 'application/vnd.ms-powerpoint'],
   ] as const)('accepts a %s (%s) and answers the Uploaded media result', async (type, filename, make, mime) => {
     // Prepare
     const bytes = await make();

@@ -20,6 +20,20 @@ describe('detectMime', () => {
     expect((await detectMime(cfb, 'slides.ppt'))?.mime).toBe('application/vnd.ms-powerpoint');
     expect((await detectMime(cfb, 'thing.bin'))?.mime).toBe('application/x-cfb');
   });
+
+  it("tells legacy Office files apart by their main stream's name first, whatever they are called", async () => {
+    const withStream = (name: string) => {
+      const bytes = Buffer.alloc(1536);
+      Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(bytes);
+      Buffer.from(`${name}\0`, 'utf16le').copy(bytes, 1024);
+      return bytes;
+    };
+    expect((await detectMime(withStream('WordDocument'), 'report'))?.mime).toBe('application/msword');
+    expect((await detectMime(withStream('Book'), 'sheet.doc'))?.mime).toBe('application/vnd.ms-excel');
+    expect((await detectMime(withStream('PowerPoint Document')))?.mime).toBe('application/vnd.ms-powerpoint');
+    // A longer name that merely begins like one is not that stream.
+    expect((await detectMime(withStream('Bookmarks'), 'x'))?.mime).toBe('application/x-cfb');
+  });
 });
 
 describe('media_too_large', () => {
