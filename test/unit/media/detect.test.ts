@@ -1,4 +1,5 @@
 import { detectMime } from '#shared/media/detect.ts';
+import { legacyOfficeFile } from '../../integration/media/files.ts';
 import { mediaTooLarge } from '#shared/media/errors.ts';
 import { LIMITS_AS_STRINGS, MEDIA_RULES } from '#shared/media/formats.ts';
 
@@ -22,17 +23,11 @@ describe('detectMime', () => {
   });
 
   it("tells legacy Office files apart by their main stream's name first, whatever they are called", async () => {
-    const withStream = (name: string) => {
-      const bytes = Buffer.alloc(1536);
-      Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]).copy(bytes);
-      Buffer.from(`${name}\0`, 'utf16le').copy(bytes, 1024);
-      return bytes;
-    };
-    expect((await detectMime(withStream('WordDocument'), 'report'))?.mime).toBe('application/msword');
-    expect((await detectMime(withStream('Book'), 'sheet.doc'))?.mime).toBe('application/vnd.ms-excel');
-    expect((await detectMime(withStream('PowerPoint Document')))?.mime).toBe('application/vnd.ms-powerpoint');
+    expect((await detectMime(legacyOfficeFile('WordDocument'), 'report'))?.mime).toBe('application/msword');
+    expect((await detectMime(legacyOfficeFile('Book'), 'sheet.doc'))?.mime).toBe('application/vnd.ms-excel');
+    expect((await detectMime(legacyOfficeFile('PowerPoint Document')))?.mime).toBe('application/vnd.ms-powerpoint');
     // A longer name that merely begins like one is not that stream.
-    expect((await detectMime(withStream('Bookmarks'), 'x'))?.mime).toBe('application/x-cfb');
+    expect((await detectMime(legacyOfficeFile('Bookmarks'), 'x'))?.mime).toBe('application/x-cfb');
   });
 });
 
