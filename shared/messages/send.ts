@@ -37,6 +37,7 @@ export type { OutboundDraft, SendResult } from './draft.ts';
 /** What only template and media sends need (the template catalogue, link checks, the media plan): loaded by the first. */
 const templates = onFirstUse(() => import('#shared/templates/prepare.ts'));
 const media = onFirstUse(() => import('#shared/media/outbound.ts'));
+const embedded = onFirstUse(() => import('#shared/media/embedded.ts'));
 
 export interface SendOptions {
   sentBy?: SentBy;
@@ -97,6 +98,8 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
 
   const extras: Parameters<typeof buildPayload>[1] = {};
   if (req.type === 'template') extras.template = (await (await templates()).prepareTemplate({ businessId, ...context }, req, { quickRepliesAsSent: options.quickRepliesAsSent })).template;
+  // Media an interactive message names (its header, its cards) follows a template header's rules.
+  if (req.type === 'interactive') await (await embedded()).requireSendableEmbeddedMedia(businessId, context.phoneNumberId, req.interactive);
   const upstreamStyle = req.messaging_product !== undefined;
   const reactionTarget = req.type === 'reaction' ? await resolveReactionTarget(businessId, req.to, req.reaction.message_id, upstreamStyle) : undefined;
   if (reactionTarget) extras.reactionWamid = reactionTarget.wamid;

@@ -2,11 +2,12 @@
  * Turns a template send (shortcut, shortcut with header media, or full `template` object) into the Cloud API
  * `template` object, checked against the business's approved template before anything goes upstream:
  * - placeholder count of the body (and a required media header) → 400 `invalid_template_parameters`;
- * - header media, in the shortcut and the full form: an id this service uploaded must not be expired (400
- *   `media_expired`) and must be the sending number's (403 `MEDIA_PERMISSION_DENIED` with a hint); any other id must
- *   be readable by the sending number upstream (same 403); an uploaded file must be of the header's kind (400
- *   `unsupported_media_type`) and within its limit (413 `media_too_large`); a link must be http(s) and must not name a private,
- *   loopback or metadata address (400 `invalid_media_link`, before anything goes upstream);
+ * - header media, in the shortcut and the full form, and the media of carousel cards (shared/media/embedded.ts): an id
+ *   this service uploaded must not be expired (400 `media_expired`) and must be the sending number's (403
+ *   `MEDIA_PERMISSION_DENIED` with a hint); any other id must be readable by the sending number upstream (same 403); an
+ *   uploaded file must be of the kind it is named as (400 `unsupported_media_type`) and within its limit (413
+ *   `media_too_large`); a link must be http(s) and must not name a private, loopback or metadata address (400
+ *   `invalid_media_link`, before anything goes upstream);
  * - quick-reply payloads: the request's payload only with `allowButtonIdOverride`, else the template's configured
  *   button id, else `btn_{index}_{templateName}` (on the Cloud API's own endpoint, as the client sent them).
  * The shortcut's language is `es_MX` unless the request names one (`language`, a service extension); the full
@@ -14,10 +15,7 @@
  */
 import { ApiError } from '#shared/http/errors.ts';
 import type { UpstreamTemplate } from '#shared/upstream/client.ts';
-import { requireAccessibleMediaId, requireUsableAs } from '#shared/media/media-id.ts';
-import { invalidLink } from '#shared/media/link-probe.ts';
-import { checkAddress, isIpLiteral } from '#shared/net/address-policy.ts';
-import { config } from '#shared/config.ts';
+import { requireSendableEmbeddedMedia } from '#shared/media/embedded.ts';
 import { templatesNamed, placeholders } from './catalog.ts';
 
 export const DEFAULT_TEMPLATE_LANGUAGE = 'es_MX';
@@ -100,7 +98,8 @@ export async function prepareTemplate(
   }
   if (!options.quickRepliesAsSent) template.components = resolveQuickReplies(template, approved, req.allowButtonIdOverride === true);
 
-  await checkHeaderMedia(business.businessId, business.phoneNumberId, template.components);
+  // Header media, and the media of carousel cards.
+  await requireSendableEmbeddedMedia(business.businessId, business.phoneNumberId, template.components);
   const { components, ...rest } = template;
   const keep = components.length > 0 || (!shortcut && Array.isArray(req.template.components));
   return { template: keep ? template : rest, headerType };
@@ -139,36 +138,4 @@ function resolveQuickReplies(template: { name: string; components: Record<string
     .sort((a, b) => Number(a) - Number(b))
     .map((index) => ({ type: 'button', sub_type: 'quick_reply', index, parameters: payloadParameter(index) }));
   return [...asSent, ...added];
-}
-
-const HEADER_MEDIA_TYPES = new Set(['image', 'video', 'document']);
-
-/** Every media parameter of the header: its id is one the sending number may use, its link one the upstream may fetch. */
-async function checkHeaderMedia(businessId: string, phoneNumberId: string, components: Record<string, any>[]): Promise<void> {
-  const params: Record<string, any>[] = components.filter((c) => c.type === 'header').flatMap((c) => c.parameters ?? []);
-  for (const param of params) {
-    const media = HEADER_MEDIA_TYPES.has(param?.type) ? param[param.type] : undefined;
-    if (typeof media?.id === 'string') {
-      const check = await requireAccessibleMediaId(businessId, phoneNumberId, media.id);
-      if (check.known) requireUsableAs(param.type, media.id, check.record);
-    }
-    else if (typeof media?.link === 'string') checkHeaderLink(media.link);
-  }
-}
-
-/**
- * The upstream fetches a header link itself, so the service does not probe it; what it can tell without a request
- * is refused early: a link that is not http(s), or whose host is a literal address no one should be sent to.
- */
-function checkHeaderLink(link: string): void {
-  let url: URL;
-  try {
-    url = new URL(link);
-  } catch {
-    throw invalidLink(link, 'not a URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidLink(link, 'only http and https links can be fetched');
-  if (!isIpLiteral(url.hostname)) return;
-  const verdict = checkAddress(url.hostname, config.allowPrivateNetworkTargets);
-  if (!verdict.allowed) throw invalidLink(link, verdict.reason);
 }

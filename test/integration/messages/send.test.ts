@@ -521,6 +521,37 @@ describe('POST /messages/v1: templates', () => {
     expect((await h.sent(to)).filter((p) => p.type === 'image').map((p) => p.image.id)).toEqual([own.id]);
   });
 
+  it("refuses another number's media id wherever a message names one (an interactive header, a template's carousel card: 403 MEDIA_PERMISSION_DENIED) and a metadata link there (400)", async () => {
+    // Prepare
+    const { t, to } = await h.openChat();
+    const theirs = h.sandbox.state.addMedia('100000000000999', Buffer.from('jpeg'), 'image/jpeg');
+    const own = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.from('jpeg'), 'image/jpeg');
+    const buttons = (header: Record<string, unknown>) => ({
+      to, type: 'interactive', interactive: { type: 'button', header, body: { text: 'b' }, action: { buttons: [{ type: 'reply', reply: { id: '1', title: 't' } }] } },
+    });
+    const carousel = (image: Record<string, unknown>) => ({
+      to, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' }, components: [
+        { type: 'carousel', cards: [{ card_index: 0, components: [{ type: 'header', parameters: [{ type: 'image', image }] }] }] },
+      ] },
+    });
+
+    // Act
+    const answers = [
+      await h.send(t.apiKey, buttons({ type: 'image', image: { id: theirs.id } })),
+      await h.send(t.apiKey, { ...buttons({ type: 'document', document: { id: theirs.id } }), messaging_product: 'whatsapp', to: to.slice(1) }),
+      await h.send(t.apiKey, carousel({ id: theirs.id })),
+      await h.send(t.apiKey, buttons({ type: 'image', image: { link: 'http://169.254.169.254/latest/x.jpg' } })),
+    ];
+    const sent = await h.send(t.apiKey, buttons({ type: 'image', image: { id: own.id } }));
+
+    // Assess
+    expect(answers.map((r) => [r.status, r.body.code ?? r.body.error])).toEqual([
+      [403, 'MEDIA_PERMISSION_DENIED'], [403, 'MEDIA_PERMISSION_DENIED'], [403, 'MEDIA_PERMISSION_DENIED'], [400, 'invalid_media_link'],
+    ]);
+    expect(sent.status).toBe(200);
+    expect((await h.sent(to)).filter((p) => p.type === 'interactive').map((p) => p.interactive.header.image.id)).toEqual([own.id]);
+  });
+
   it('refuses a media file to a new number before a contact or conversation exists: another number\'s id (403), an upload of another kind (400)', async () => {
     // Prepare: a number nobody has written to yet; an image the service uploaded for this number, sent as a sticker
     const t = await h.newTenant();
