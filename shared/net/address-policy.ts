@@ -33,6 +33,20 @@ function hexTail(text: string): string {
  */
 const isIpv4Compatible = (ip: ipaddr.IPv6) => ip.parts.slice(0, 6).every((p) => p === 0) && (ip.parts[6] !== 0 || ip.parts[7] > 1);
 
+/**
+ * The IPv4 addresses an IPv6 one carries to a translator or tunnel: NAT64 (`64:ff9b::/96`, RFC 6052, and the local-use
+ * `64:ff9b:1::/48`, RFC 8215) in its last 32 bits, 6to4 (`2002::/16`) in bits 16-47, Teredo (`2001::/32`) its client,
+ * inverted, in its last 32 bits. Local mode allows those ranges (they are private), but never to reach metadata.
+ */
+function embeddedIpv4(ip: ipaddr.IPv6): string[] {
+  const [p0, p1, p2, , , , p6, p7] = ip.parts;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  if (p0 === 0x64 && p1 === 0xff9b) return [v4(p6, p7)];
+  if (p0 === 0x2002) return [v4(p1, p2)];
+  if (p0 === 0x2001 && p1 === 0) return [v4(~p6 & 0xffff, ~p7 & 0xffff)];
+  return [];
+}
+
 export type AddressVerdict = { allowed: true } | { allowed: false; reason: string };
 
 /** Decide on one literal address; unparsable input is refused. */
@@ -50,6 +64,8 @@ export function checkAddress(address: string, allowPrivate: boolean): AddressVer
   const normalized = parsed.toString();
   if (parsed.kind() === 'ipv6' && isIpv4Compatible(parsed as ipaddr.IPv6)) return { allowed: false, reason: `IPv4-compatible address ${normalized}` };
   if (METADATA_ADDRESSES.has(normalized)) return { allowed: false, reason: `metadata address ${normalized}` };
+  const carried = parsed.kind() === 'ipv6' ? embeddedIpv4(parsed as ipaddr.IPv6).find((v4) => METADATA_ADDRESSES.has(v4)) : undefined;
+  if (carried) return { allowed: false, reason: `address ${normalized} carries the metadata address ${carried}` };
   const range = parsed.range();
   if (range === 'unicast') return { allowed: true };
   // Multicast and broadcast can never carry an HTTP connection; refuse them even in local mode.

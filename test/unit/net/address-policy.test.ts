@@ -26,6 +26,19 @@ describe('address policy', () => {
     expect(checkAddress('224.0.0.1', true).allowed).toBe(false);
   });
 
+  it.each([['64:ff9b::a9fe:a9fe'], ['64:ff9b::169.254.169.254'], ['64:ff9b:1::a9fe:a9fe'], ['2002:a9fe:a9fe::1'], ['2001:0:4136:e378:8000:63bf:5601:5601'], ['64:ff9b::a9fe:aa02']])(
+    'refuses %s, which carries a metadata address to a NAT64 translator or a tunnel, even when private targets are allowed',
+    (address) => {
+      expect(checkAddress(address, true)).toMatchObject({ allowed: false, reason: expect.stringContaining('carries the metadata address') });
+      expect(checkAddress(address, false).allowed).toBe(false);
+    },
+  );
+
+  it('allows a NAT64 or 6to4 address of a private IPv4 in local mode', () => {
+    expect(checkAddress('64:ff9b::a00:1', true).allowed).toBe(true);
+    expect(checkAddress('2002:a00:1::', true).allowed).toBe(true);
+  });
+
   it.each([['::127.0.0.1'], ['[::127.0.0.1]'], ['::a9fe:a9fe'], ['[::a9fe:a9fe]'], ['::8.8.8.8'], ['0:0:0:0:0:0:10.0.0.1'], ['::1:0'], ['::ffff']])(
     'refuses the IPv4-compatible range ::/96 (%s), even when private targets are allowed',
     (address) => {
