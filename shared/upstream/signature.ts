@@ -19,5 +19,6 @@ export const signatureOf = (rawBody: Buffer | string, appSecret: string): string
 
 export function isValidSignature(rawBody: Buffer | string, header: string | undefined, appSecret: string): boolean {
   if (!header || !appSecret) return false;
-  return sameSecret(header.trim(), signatureOf(rawBody, appSecret));
+  // Hex digits in either case are the same digest (the scheme's name, `sha256=`, too).
+  return sameSecret(header.trim().toLowerCase(), signatureOf(rawBody, appSecret));
 }

@@ -56,5 +56,6 @@ describe('upstream webhook signature', () => {
     expect(isValidSignature(body, sig, 'other')).toBe(false);
     expect(isValidSignature(body, sig.slice(0, -1), 's3cret')).toBe(false);
     expect(isValidSignature(body, undefined, 's3cret')).toBe(false);
+    expect(isValidSignature(body, `sha256=${sig.slice(7).toUpperCase()}`, 's3cret')).toBe(true);
   });
 });
