@@ -142,7 +142,8 @@ export async function updateContact(bid: string, id: string, patch: UpdateContac
   if (patch.assigned_agent_id) await assertAgentOfBusiness(bid, patch.assigned_agent_id);
   if (patch.funnel_stage_id && !(await getStage(bid, patch.funnel_stage_id))) throw await missingRecord('stage', patch.funnel_stage_id, bid, unknownStage());
 
-  return optimistic(async () => {
+  let renumbered = false;
+  const updated = await optimistic(async () => {
     const stored = await getStoredContact(bid, id);
     if (!stored || stored.contact.deleted_at) throw await missingRecord('contact', id, bid, contactNotFound());
     const before = stored.contact;
@@ -190,8 +191,13 @@ export async function updateContact(bid: string, id: string, patch: UpdateContac
       if (failed.has('stageIn')) throw unknownStage();
       throw new RetryableConflict();
     }
+    renumbered = newPhone !== undefined && before.phone_number !== null;
     return next;
   });
+  // A chat is with a number: the open conversation stays the old number's (its window too), so it is closed, and the
+  // new number's next message opens the contact's next one (else replies, the AI's too, went to the old number).
+  if (renumbered) await closeConversationsOf(bid, [id.toLowerCase()]);
+  return updated;
 }
 
 export async function deleteContact(bid: string, id: string): Promise<void> {

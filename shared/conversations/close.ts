@@ -92,14 +92,15 @@ export async function closeConversation(businessId: string, id: string): Promise
 }
 
 /**
- * Closes the open conversations of deleted contacts: a deleted contact has no active conversation (its agent's count
- * drops, `conversation.closed` is emitted), and its number's next message opens a new one rather than a second open
- * conversation beside it. A close that fails is logged and leaves that conversation open: the delete has happened.
+ * Closes the open conversations of contacts deleted or given another number: a deleted contact has no active
+ * conversation (its agent's count drops, `conversation.closed` is emitted), and its number's next message opens a new
+ * one rather than a second open conversation beside it; a renumbered contact's next conversation is with its new
+ * number. A close that fails is logged and leaves that conversation open: the change has happened.
  */
 export async function closeConversationsOf(businessId: string, contactIds: string[]): Promise<void> {
   if (contactIds.length === 0) return;
   const pointers = await batchGetAll(contactIds.map((id) => keys.openConversationOfContact(businessId, id)));
   await Promise.all(pointers.map((p) => closeConversation(businessId, String(p.conversationId)).catch((err) => {
-    logger.error('the open conversation of a deleted contact could not be closed', { businessId, conversationId: p.conversationId, error: err as Error });
+    logger.error('the open conversation of a deleted or renumbered contact could not be closed', { businessId, conversationId: p.conversationId, error: err as Error });
   })));
 }

@@ -50,6 +50,27 @@ describe('agent assignment through contacts', () => {
     ]);
   });
 
+  it("closes the open conversation when the contact's number changes: the next one is with the new number, and the agent holds only it", async () => {
+    // Prepare: a contact with an agent and an open conversation with its number
+    const t = await newTenant();
+    const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
+    const contact = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550811', assigned_agent_id: ana.id } })).body.contact;
+    const { conversation } = await findOrCreateConversation(t.businessId, (await getContact(t.businessId, contact.id))!);
+
+    // Act
+    const renumbered = await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: contact.id }, body: { phone_number: '+14155550812' } });
+    const renamed = await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: contact.id }, body: { name: 'Ana' } });
+    const next = await findOrCreateConversation(t.businessId, (await getContact(t.businessId, contact.id))!);
+
+    // Assess
+    expect([renumbered.status, renamed.status]).toEqual([200, 200]);
+    const old = (await invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: conversation.id } })).body;
+    expect(JSON.stringify(old)).toContain('"closed"');
+    expect(eventsOf(t.businessId, 'conversation.closed').map((e) => e.data.conversation_id)).toEqual([conversation.id]);
+    expect(next).toMatchObject({ created: true, conversation: { phoneNumber: '+14155550812', assignedAgentId: ana.id } });
+    expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 1 });
+  });
+
   it('keeps the counts exact when a close races an assignment: the close names the agent it took the conversation from', async () => {
     // Prepare: 24 contacts, each with an open unassigned conversation, and one agent
     const t = await newTenant();
