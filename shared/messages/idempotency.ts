@@ -19,6 +19,8 @@ const TTL_SECONDS = 24 * 3600;
 export interface Outcome {
   status: number;
   body: Record<string, unknown>;
+  /** `Retry-After` of a failure the client may retry later. */
+  headers?: Record<string, string>;
 }
 
 const canonical = (value: unknown): unknown =>
@@ -31,7 +33,7 @@ const canonical = (value: unknown): unknown =>
 const hashOf = (body: unknown) => createHash('sha256').update(JSON.stringify(canonical(body) ?? null)).digest('hex');
 
 const replay = (o: Outcome): Outcome => {
-  if (o.status >= 400) throw new ApiError(o.status, o.body, { 'idempotent-replayed': 'true' });
+  if (o.status >= 400) throw new ApiError(o.status, o.body, { ...o.headers, 'idempotent-replayed': 'true' });
   return o;
 };
 

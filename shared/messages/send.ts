@@ -30,6 +30,7 @@ import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
 import { commit, type TransactItem } from '#shared/events/outbox.ts';
 import { discardItems } from './send-state.ts';
 import { reserveSend } from '#shared/upstream/client.ts';
+import { storedFailureReply } from '#shared/upstream/error-codes.ts';
 import { loadSendContext, messagingAccount, routeChecks, routePut, type SendContext } from './send-route.ts';
 
 export type { OutboundDraft, SendResult } from './draft.ts';
@@ -85,8 +86,10 @@ async function outcomeOfRecorded(businessId: string, messageId: string): Promise
   const message = await getMessage(businessId, messageId);
   if (!message || message.status === 'queued') return undefined;
   if (message.status === 'failed') {
-    const error = message.error ?? { code: 'unknown', error: 'send_failed', message: 'The message was not sent' };
-    return { status: 400, body: { ...error, data: { id: message.id, status: 'failed', conversationId: message.conversationId, messageType: message.messageType, direction: 'outbound', createdAt: message.createdAt } } };
+    const { status, ...failure } = storedFailureReply(message.error ?? { code: 'unknown', error: 'send_failed', message: 'The message was not sent' }, message.id);
+    const data = { id: message.id, status: 'failed', conversationId: message.conversationId, messageType: message.messageType, direction: 'outbound', createdAt: message.createdAt };
+    const retryAfter = failure.retry_after ? { 'Retry-After': String(failure.retry_after) } : undefined;
+    return { status, body: { ...failure, data }, ...(retryAfter ? { headers: retryAfter } : {}) };
   }
   return { status: 200, body: sendResult(message) as unknown as Record<string, unknown> };
 }

@@ -117,15 +117,11 @@ export function toDeliveryError(err: UpstreamError, context: { templateName?: st
   }
   if (err.transient) {
     const throttled = isThrottle(err);
-    return {
-      status: throttled ? 429 : 502,
+    return retryLater({
       error: throttled ? 'upstream_throttled' : 'upstream_unavailable',
       message: throttled ? 'The upstream platform is throttling this phone number; the message was not sent.' : `The upstream platform did not accept the message after retries: ${err.message}`,
       code: String(err.code ?? (err.status || 'timeout')),
-      action_required: 'retry_later',
-      instructions: `Retry the message later with POST /messages/v1/${context.messageId}/retry.`,
-      retry_after: throttled ? THROTTLED_RETRY_SECONDS : UNAVAILABLE_RETRY_SECONDS,
-    };
+    }, context.messageId);
   }
   return {
     status: 400,
@@ -133,8 +129,45 @@ export function toDeliveryError(err: UpstreamError, context: { templateName?: st
     message: err.message,
     code: String(err.code ?? err.status),
     action_required: 'check_request',
-    instructions: err.details ?? 'Check the request against the upstream error message and retry.',
+    instructions: err.details ?? CHECK_REQUEST,
   };
+}
+
+const CHECK_REQUEST = 'Check the request against the upstream error message and retry.';
+
+/** A failure the upstream's throttling or silence caused: retried later, when it says (429 or 502). */
+function retryLater(failure: { error: 'upstream_throttled' | 'upstream_unavailable'; message: string; code: string }, messageId: string): DeliveryError {
+  const throttled = failure.error === 'upstream_throttled';
+  return {
+    status: throttled ? 429 : 502,
+    ...failure,
+    action_required: 'retry_later',
+    instructions: `Retry the message later with POST /messages/v1/${messageId}/retry.`,
+    retry_after: throttled ? THROTTLED_RETRY_SECONDS : UNAVAILABLE_RETRY_SECONDS,
+  };
+}
+
+/** What a failed message keeps of its failure (the message view's `error`). */
+export interface StoredFailure {
+  code: string;
+  error: string;
+  message: string;
+  details?: unknown;
+}
+
+/**
+ * The answer a send's failure got, rebuilt from what its message kept: a repeat of the send under its Idempotency-Key
+ * answers it again (status, `action_required`, `instructions`, `retry_after`). A failure the send itself did not
+ * answer (an unconfirmed send failed by the sweep, a queued media step) is a 400 with what was kept.
+ */
+export function storedFailureReply(stored: StoredFailure, messageId: string): StoredFailure & { status: number; action_required?: string; instructions?: string; retry_after?: number } {
+  if (stored.error === 'upstream_throttled' || stored.error === 'upstream_unavailable') {
+    return retryLater({ error: stored.error, message: stored.message, code: stored.code }, messageId);
+  }
+  const entry = CODES[TEMPLATE_NOT_FOUND_CODES.has(Number(stored.code)) ? 132000 : Number(stored.code)];
+  if (entry && entry.error === stored.error) return { status: 400, ...entry, ...stored };
+  if (stored.error === 'upstream_error') return { status: 400, ...stored, action_required: 'check_request', instructions: CHECK_REQUEST };
+  return { status: 400, ...stored };
 }
 
 /**

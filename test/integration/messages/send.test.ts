@@ -211,6 +211,29 @@ describe('POST /messages/v1: transient upstream faults', () => {
     expect(res.headers['retry-after']).toBe('30');
   });
 
+  it.each([
+    ['502 upstream_unavailable', { kind: 'error500', count: 3 }, 502, '5'],
+    ['429 upstream_throttled', { kind: 'error', code: 130429, status: 400, count: 3 }, 429, '30'],
+    ['400 message_delivery_failed', { kind: 'error', code: 131047, status: 400, count: 1 }, 400, undefined],
+  ])('answers a repeat under the same Idempotency-Key with the first answer (%s), status, body and Retry-After', async (_label, fault, status, retryAfter) => {
+    // Prepare
+    const { t, to } = await h.openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { ...fault, target: 'messages' });
+    const headers = { 'idempotency-key': `k-${to}` };
+    const first = await h.send(t.apiKey, { to, content: 'una vez' }, headers);
+
+    // Act
+    const repeat = await h.send(t.apiKey, { to, content: 'una vez' }, headers);
+
+    // Assess
+    // (A refusal's Retry-After is the rate limit window's, as on every response.)
+    const retryAfterOf = (res: { headers: Record<string, string> }) => (retryAfter ? res.headers['retry-after'] : undefined);
+    expect([first.status, retryAfterOf(first)]).toEqual([status, retryAfter]);
+    expect([repeat.status, retryAfterOf(repeat), repeat.headers['idempotent-replayed']]).toEqual([status, retryAfter, 'true']);
+    expect(repeat.body).toEqual(first.body);
+    expect(await h.sent(to)).toEqual([]);
+  });
+
   it('declares the message failed after the last attempt, and retry sends it once the upstream is back', async () => {
     const { t, to } = await h.openChat();
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
