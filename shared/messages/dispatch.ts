@@ -6,8 +6,6 @@
  */
 import { ApiError } from '#shared/http/errors.ts';
 import { commit } from '#shared/events/outbox.ts';
-import { keys } from '#shared/store/keys.ts';
-import { table } from '#shared/store/client.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import { conversationTouch, unreadOutboundTouch, type Conversation } from '#shared/conversations/repository.ts';
 import { reserveSend, sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
@@ -18,6 +16,7 @@ import { getMessage, type Message } from './repository.ts';
 import { outboundMessage, sendResult, type OutboundDraft } from './draft.ts';
 import { cancellationCodes } from '#shared/store/transact.ts';
 import { messageConditionFailed, newAttempt, recordItems, RECORD_ITEMS, releaseItems, settleFailed, settleSent, withConversationTouch } from './send-state.ts';
+import { reactionUpdate } from './reaction.ts';
 import { templateContext } from '#shared/templates/error-context.ts';
 
 /**
@@ -63,17 +62,6 @@ export const dispatchOutbound: Dispatch = async (draft, recover) => {
   const reserved = reserveSend(draft.phoneNumberId);
   return sendRecorded(draft, await recordDraft(draft), recover, reserved);
 };
-
-/** One active reaction per message: the newest replaces the previous one; an empty emoji removes it. */
-const reactionUpdate = (businessId: string, to: { messageId: string; emoji: string }, reactionMessageId: string, at: string): TransactItem => ({
-  Update: {
-    TableName: table(),
-    Key: keys.message(businessId, to.messageId),
-    ...(to.emoji === ''
-      ? { UpdateExpression: 'REMOVE reaction' }
-      : { UpdateExpression: 'SET reaction = :r', ExpressionAttributeValues: { ':r': { emoji: to.emoji, messageId: reactionMessageId, reactedAt: at } } }),
-  },
-});
 
 const ownPause = (draft: OutboundDraft): string | undefined =>
   draft.ai?.pause ? new Date(Date.now() + (draft.ai.pauseDuration ?? 5) * 60_000).toISOString() : undefined;

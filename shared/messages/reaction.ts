@@ -9,8 +9,30 @@
 import { UUID_RE } from '#shared/http/schemas.ts';
 import { validationError } from '#shared/http/errors.ts';
 import { findByWamid, getMessage, type Message } from './repository.ts';
+import type { TransactItem } from '#shared/events/outbox.ts';
+import { table } from '#shared/store/client.ts';
+import { keys } from '#shared/store/keys.ts';
 
 export const REACTION_MAX_AGE_MS = 30 * 24 * 3600 * 1000;
+
+/** One active reaction per message: the newest replaces the previous one; an empty emoji removes it. */
+export const reactionUpdate = (businessId: string, to: { messageId: string; emoji: string }, reactionMessageId: string, at: string): TransactItem => ({
+  Update: {
+    TableName: table(),
+    Key: keys.message(businessId, to.messageId),
+    ...(to.emoji === ''
+      ? { UpdateExpression: 'REMOVE reaction' }
+      : { UpdateExpression: 'SET reaction = :r', ExpressionAttributeValues: { ':r': { emoji: to.emoji, messageId: reactionMessageId, reactedAt: at } } }),
+  },
+});
+
+/** The message a sent reaction replaces the reaction of, when the service knows it (a retry of the reaction applies it). */
+export async function reactedMessage(businessId: string, reaction: Message): Promise<{ messageId: string; emoji: string } | undefined> {
+  const sent = reaction.payload.reaction as { message_id?: unknown; emoji?: unknown } | undefined;
+  if (typeof sent?.message_id !== 'string' || typeof sent.emoji !== 'string') return undefined;
+  const pointer = await findByWamid(businessId, sent.message_id);
+  return pointer ? { messageId: pointer.messageId, emoji: sent.emoji } : undefined;
+}
 
 export interface ReactionTarget {
   wamid: string;

@@ -20,6 +20,7 @@ import type { Business } from '#shared/business/repository.ts';
 import { toMessage, type Message } from './repository.ts';
 import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent, unclaimItems, withConversationTouch } from './send-state.ts';
 import { messagingAccount } from './send-route.ts';
+import { reactedMessage, reactionUpdate } from './reaction.ts';
 import { templateContext } from '#shared/templates/error-context.ts';
 import { budgetRefused } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
@@ -120,12 +121,15 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   }
 
   const retriedAt = new Date().toISOString();
+  // A reaction sent now replaces the reaction of the message it names, as when the first send went.
+  const reacted = message.messageType === 'reaction' ? await reactedMessage(businessId, message) : undefined;
+  const reaction = reacted ? [reactionUpdate(businessId, reacted, id, retriedAt)] : [];
   // The conversation is touched without being read (read only if the touch's condition does not hold).
   await withConversationTouch(
     businessId,
     message.conversationId,
     'sent',
-    (touch) => settleSent({ message: { ...message, ...prepared }, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt, ...prepared }, retry: true, items: [touch], eventExtra: { retried_at: retriedAt } }),
+    (touch) => settleSent({ message: { ...message, ...prepared }, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt, ...prepared }, retry: true, items: [touch, ...reaction], eventExtra: { retried_at: retriedAt } }),
     () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt }),
     (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound' }),
   );

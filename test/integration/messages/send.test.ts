@@ -685,6 +685,23 @@ describe('POST /messages/v1: reactions', () => {
     expect((await getMessage(t.apiKey, mine.body.data.id)).reaction).toBeUndefined();
   });
 
+  it("replaces the target's reaction when a failed reaction is retried and sent", async () => {
+    // Prepare: 👍 sent; ❤️ refused by the upstream once
+    const { t, to } = await h.openChat();
+    const mine = await h.send(t.apiKey, { to, content: 'hola' });
+    await h.send(t.apiKey, { to, type: 'reaction', reaction: { message_id: mine.body.data.id, emoji: '👍' } });
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', code: 131026, status: 400, count: 1, target: 'messages' });
+    const failed = await h.send(t.apiKey, { to, type: 'reaction', reaction: { message_id: mine.body.data.id, emoji: '❤️' } });
+    expect([failed.status, (await getMessage(t.apiKey, mine.body.data.id)).reaction.emoji]).toEqual([400, '👍']);
+
+    // Act
+    const retried = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id: failed.body.data.id } });
+
+    // Assess
+    expect(retried.status).toBe(200);
+    expect((await getMessage(t.apiKey, mine.body.data.id)).reaction).toMatchObject({ emoji: '❤️', messageId: failed.body.data.id });
+  });
+
   it('refuses a target older than 30 days, in another chat, or unknown by service id', async () => {
     const t = await h.newTenant();
     const to = randomPhone();
