@@ -109,12 +109,17 @@ interface Settle {
   retry?: boolean;
   /** Whether the settle emits its event (a failed retry keeps the message failed without one). */
   emit?: boolean;
+  /**
+   * The status settled from: `queued` (an attempt's answer, a status webhook, the sweep), or `failed` for a send the
+   * upstream did accept after all (its status webhook names it), while no retry of it is under way.
+   */
+  from?: 'queued' | 'failed';
 }
 
 function messageUpdate(s: Settle, status: 'sent' | 'failed', fields: Record<string, unknown>): TransactItem {
   const all: Record<string, unknown> = { ...fields, ...s.sets, updatedAt: s.at };
   const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ':status': status, ':queued': 'queued' };
+  const values: Record<string, unknown> = { ':status': status, ':from': s.from ?? 'queued' };
   const sets = ['#status = :status'];
   Object.entries(all).forEach(([field, value], i) => {
     names[`#f${i}`] = field;
@@ -128,7 +133,7 @@ function messageUpdate(s: Settle, status: 'sent' | 'failed', fields: Record<stri
       TableName: table(),
       Key: keys.message(s.message.businessId, s.message.id),
       UpdateExpression: `SET ${sets.join(', ')} REMOVE sendAttempt${s.retry ? ' ADD retryCount :one' : ''}`,
-      ConditionExpression: s.attempt ? '#status = :queued AND sendAttempt = :attempt' : '#status = :queued',
+      ConditionExpression: s.attempt ? '#status = :from AND sendAttempt = :attempt' : s.from === 'failed' ? '#status = :from AND attribute_not_exists(sendAttempt)' : '#status = :from',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     },

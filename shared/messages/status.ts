@@ -7,9 +7,11 @@
  *
  * A status for a wamid the service does not know yet may belong to a send whose answer was lost after the
  * upstream accepted it: its `biz_opaque_callback_data` is then the message id the send passed, and the message
- * is settled as sent with this wamid (and `message.sent`) before the status itself applies.
+ * is settled as sent with this wamid (and `message.sent`) before the status itself applies. That holds for a send
+ * stored failed too (the upstream did not answer in time, but had taken the message): it is sent after all, so a
+ * retry does not send it twice.
  */
-import { onMessageStatus } from '#shared/broadcasts/status.ts';
+import { onMessageRetried, onMessageStatus } from '#shared/broadcasts/status.ts';
 import { newEvent } from '#shared/events/outbox.ts';
 import { commitWithRetry } from './transact.ts';
 import { table } from '#shared/store/client.ts';
@@ -151,26 +153,32 @@ async function moveStatus(businessId: string, message: Message, next: MessageSta
 
 /**
  * The send of a queued message named by the status's `biz_opaque_callback_data` (the id the send passed when
- * the client set none) is settled as sent with the status's wamid. Checked against what the send stored, so that
- * a client's own callback value never settles another message.
+ * the client set none) is settled as sent with the status's wamid; so is that of a failed message that never had a
+ * wamid, while no retry of it is under way. Checked against what the send stored, so that a client's own callback
+ * value never settles another message.
  */
 async function settleLostAnswer(businessId: string, status: Record<string, any>): Promise<{ messageId: string } | undefined> {
   const callback = status.biz_opaque_callback_data;
   const wamid = String(status.id ?? '');
   if (typeof callback !== 'string' || !UUID_RE.test(callback) || !wamid) return undefined;
   const message = await getMessage(businessId, callback);
-  if (!message || message.direction !== 'outbound' || message.status !== 'queued') return undefined;
+  if (!message || message.direction !== 'outbound') return undefined;
+  const unanswered = message.status === 'failed' && !message.wamid && message.sendAttempt === undefined;
+  if (message.status !== 'queued' && !unanswered) return undefined;
   if (message.payload.biz_opaque_callback_data !== callback || message.id !== callback) return undefined;
   if (status.recipient_id !== undefined && String(status.recipient_id).replace(/\D/g, '') !== message.waId) return undefined;
   const conversation = await getConversation(businessId, message.conversationId);
   const at = webhookTime(status.timestamp);
-  await settleSent({
+  const settled = await settleSent({
     message,
     at,
     wamid,
     waId: message.waId,
     items: conversation ? [conversationTouch(conversation, { at, direction: 'outbound' })] : [],
+    ...(unanswered ? { from: 'failed' as const } : {}),
   });
+  // A broadcast's recipient failed with its message: sent with it now, as after a retry.
+  if (settled && unanswered && message.broadcastId) await onMessageRetried(businessId, message.id, wamid, at);
   // Settled now, or by the send's own answer meanwhile: either way the wamid pointer tells.
   return findByWamid(businessId, wamid);
 }

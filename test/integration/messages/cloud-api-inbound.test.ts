@@ -326,6 +326,26 @@ describe('status webhooks reach the status events unchanged', () => {
     expect(failed.find((e) => e.data.message_id === plain.body.data.id)?.data).not.toHaveProperty('biz_opaque_callback_data');
   });
 
+  it('settles as sent a send stored failed that the upstream took after all (its status names it); a retry then sends nothing', async () => {
+    // Prepare: the upstream answers no attempt, so the send is stored failed without a wamid
+    const { t, to } = await h.openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
+    const first = await h.send(t.apiKey, { to, content: 'did it go?' });
+    expect([first.status, first.body.data.status]).toEqual([502, 'failed']);
+    const id = first.body.data.id;
+    const message = async () => (await h.invoke('GET /messages/v1/{id}', { apiKey: t.apiKey, params: { id } })).body.message;
+
+    // Act: Meta's status of the message it did take, naming it by the callback data the send passed
+    await webhook(t.phoneNumberId, { statuses: [{ id: 'wamid.late-accepted', status: 'delivered', timestamp: String(Math.floor(Date.now() / 1000)), recipient_id: to.slice(1), biz_opaque_callback_data: id }] });
+    const retry = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
+
+    // Assess
+    expect(await message()).toMatchObject({ status: 'delivered', wamid: 'wamid.late-accepted', error: null });
+    expect(h.events(t.businessId).filter((e) => e.data.message_id === id).map((e) => e.event)).toEqual(['message.failed', 'message.sent', 'message.delivered']);
+    expect([retry.status, retry.body.error]).toEqual([400, 'invalid_state']);
+    expect((await h.sent(to)).filter((p) => p.text?.body === 'did it go?')).toEqual([]);
+  });
+
   it('carries errors[].error_data of a failed status in message.failed', async () => {
     const { t, to } = await h.openChat();
     const wamid = (await h.send(t.apiKey, { to, content: 'hola' })).body.messages[0].wamid;
