@@ -81,8 +81,21 @@ interface UpstreamRequest {
   body?: string | Uint8Array;
 }
 
-/** An answer's JSON body (Graph answers JSON, errors included). */
-const json = (res: SafeFetchResponse): Record<string, any> => JSON.parse(res.body.toString('utf8'));
+/**
+ * A successful answer's JSON body (Graph answers JSON). One that is no JSON object, or that carries Graph's `error`
+ * object (as a proxy in front of Graph may answer 200), is the upstream's failure, never a crash of the caller.
+ */
+function json(res: SafeFetchResponse): Record<string, any> {
+  let body: unknown;
+  try {
+    body = JSON.parse(res.body.toString('utf8'));
+  } catch {
+    throw new UpstreamError(`Upstream answered HTTP ${res.status} with a body that is not JSON`, res.status, undefined, undefined, false);
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new UpstreamError(`Upstream answered HTTP ${res.status} with no JSON object`, res.status, undefined, undefined, false);
+  if (typeof (body as { error?: unknown }).error === 'object' && (body as { error?: unknown }).error !== null) throw toUpstreamError(res);
+  return body as Record<string, any>;
+}
 
 /**
  * One HTTP call for `businessId` with the retry policy, on node:http(s) keep-alive agents (shared/net/safe-fetch.ts;
@@ -171,11 +184,11 @@ export async function sendMessage(businessId: string, phoneNumberId: string, pay
 
 /** POST /{phone-number-id}/messages with a read receipt (and typing indicator): answered `{ success: true }`. */
 export async function markRead(businessId: string, phoneNumberId: string, receipt: { messaging_product: 'whatsapp'; status: 'read'; message_id: string; typing_indicator?: { type: string } }): Promise<void> {
-  await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, {
+  json(await call(businessId, `${base()}/${encodeURIComponent(phoneNumberId)}/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(receipt),
-  }, 'mark read');
+  }, 'mark read'));
 }
 
 /** POST /{phone-number-id}/media (multipart) → the upstream media id. */
@@ -191,8 +204,9 @@ export async function uploadMedia(businessId: string, phoneNumberId: string, fil
     headers: { 'content-type': encoded.headers.get('content-type')! },
     body: new Uint8Array(await encoded.arrayBuffer()),
   }, 'upload media');
-  const body = json(res);
-  return { id: String(body.id) };
+  const id = json(res).id;
+  if ((typeof id !== 'string' || !id) && typeof id !== 'number') throw new UpstreamError('Upstream accepted the upload without a media id', res.status, undefined, undefined, false);
+  return { id: String(id) };
 }
 
 /**
@@ -201,14 +215,16 @@ export async function uploadMedia(businessId: string, phoneNumberId: string, fil
  */
 export async function getMedia(businessId: string, mediaId: string, phoneNumberId?: string): Promise<MediaInfo> {
   const q = phoneNumberId ? `?phone_number_id=${encodeURIComponent(phoneNumberId)}` : '';
-  const body = json(await call(businessId, `${base()}/${encodeURIComponent(mediaId)}${q}`, {}, 'get media'));
+  const res = await call(businessId, `${base()}/${encodeURIComponent(mediaId)}${q}`, {}, 'get media');
+  const body = json(res);
+  if (typeof body.url !== 'string') throw new UpstreamError('Upstream answered a media read without its url', res.status, undefined, undefined, false);
   return { id: String(body.id), url: String(body.url), mime_type: String(body.mime_type), sha256: String(body.sha256), file_size: Number(body.file_size) };
 }
 
 /** DELETE /{media-id}: the media id stops working upstream (only for `phoneNumberId`'s media, when given). */
 export async function deleteMedia(businessId: string, mediaId: string, phoneNumberId?: string): Promise<void> {
   const q = phoneNumberId ? `?phone_number_id=${encodeURIComponent(phoneNumberId)}` : '';
-  await call(businessId, `${base()}/${encodeURIComponent(mediaId)}${q}`, { method: 'DELETE' }, 'delete media');
+  json(await call(businessId, `${base()}/${encodeURIComponent(mediaId)}${q}`, { method: 'DELETE' }, 'delete media'));
 }
 
 /** Downloads media bytes from a URL given by getMedia (the upstream requires the token there too). */

@@ -285,6 +285,7 @@ describe('an upstream that fails a media call', () => {
     ['throttles', { kind: 'throttle' }, 429, { error: 'upstream_throttled', code: '130429', retry_after: expect.any(Number) }],
     ['refuses the file as too large (131053)', { kind: 'error', code: 131053 }, 400, { error: 'file_too_large', code: '131053', action_required: expect.any(String) }],
     ['refuses it with a code the contract does not list', { kind: 'error', code: 100, message: 'Param file is invalid' }, 400, { error: 'upstream_error', code: '100', message: '(#100) Param file is invalid' }],
+    ['refuses with HTTP 200 and an error object', { kind: 'error', status: 200, code: 100, message: 'Param file is invalid' }, 400, { error: 'upstream_error', code: '100' }],
   ])('answers an upload the upstream %s with its own status and error, not a 500 or validation_error', async (_case, f, status, body) => {
     // Prepare
     fault(f);

@@ -197,6 +197,13 @@ describe('POST /messages/v1: transient upstream faults', () => {
     expect((await h.sent(to)).filter((p) => p.text?.body === 'persistente')).toHaveLength(1);
   });
 
+  it('reads a refusal answered with HTTP 200 and an error object by its code, not its HTTP status', async () => {
+    const { t, to } = await h.openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', code: 131026, status: 200, count: 1, target: 'messages' });
+    const res = await h.send(t.apiKey, { to, content: 'hola' });
+    expect([res.status, res.body.error, res.body.code]).toEqual([400, 'user_blocked', '131026']);
+  });
+
   it.each([[130429], [131056], [80007], [4]])('reports a number still throttled (%i) after its attempts as 429 upstream_throttled, with Retry-After', async (code) => {
     // Prepare: Meta's throttling codes come with HTTP 400
     const { t, to } = await h.openChat();
