@@ -113,7 +113,7 @@ async function takeNumber(conversation: Conversation, phoneNumber: string): Prom
 /**
  * The contact's open conversation, created when there is none. Creation emits `conversation.created` (and
  * `conversation.assigned` when the contact has an agent) in the same transaction; a concurrent creator
- * loses the pointer race and reads the winner's conversation.
+ * loses the pointer race and reads the winner's conversation. A contact deleted meanwhile gets none: ContactGone.
  */
 export async function findOrCreateConversation(businessId: string, contact: Contact): Promise<{ conversation: Conversation; created: boolean }> {
   let current = contact;
@@ -158,14 +158,15 @@ export async function findOrCreateConversation(businessId: string, contact: Cont
       ownerPut('conversation', conversation.id, businessId),
       // The agent copied is still the contact's: a reassignment that found no open conversation to move (it
       // committed between the contact's read and this write) cancels this creation, which reads the contact again.
+      // And the contact is not deleted: a delete closes the conversations it finds, so one opened after it would stay.
       {
         ConditionCheck: {
           TableName: table(),
           Key: keys.contact(businessId, contact.id),
-          ConditionExpression: current.assigned_agent_id
+          ConditionExpression: `${current.assigned_agent_id
             ? 'assigned_agent_id = :agent'
-            : 'attribute_not_exists(assigned_agent_id) OR attribute_type(assigned_agent_id, :null)',
-          ExpressionAttributeValues: current.assigned_agent_id ? { ':agent': current.assigned_agent_id } : { ':null': 'NULL' },
+            : '(attribute_not_exists(assigned_agent_id) OR attribute_type(assigned_agent_id, :null))'} AND (attribute_not_exists(deleted_at) OR attribute_type(deleted_at, :null))`,
+          ExpressionAttributeValues: { ':null': 'NULL', ...(current.assigned_agent_id ? { ':agent': current.assigned_agent_id } : {}) },
         },
       },
     ];
@@ -204,10 +205,20 @@ export async function findOrCreateConversation(businessId: string, contact: Cont
       // Another request created it first (or the contact's agent changed, or the agent vanished, or a transaction
       // conflicted): read again.
       await new Promise((r) => setTimeout(r, Math.random() * 20 * (attempt + 1)));
-      current = (await getContact(businessId, contact.id)) ?? current;
+      const live = await getContact(businessId, contact.id);
+      if (!live) throw new ContactGone(contact.id);
+      current = live;
     }
   }
   throw new Error(`could not find or create the conversation of contact ${contact.id}`);
+}
+
+/** The contact a conversation was to be opened for was deleted meanwhile: its customer's contact is to be found again. */
+export class ContactGone extends Error {
+  constructor(contactId: string) {
+    super(`contact ${contactId} was deleted`);
+    this.name = 'ContactGone';
+  }
 }
 
 export interface ConversationTouch {

@@ -11,7 +11,7 @@ import { commitWithRetry } from './transact.ts';
 import { cancellationCodes, isTransactionCancelled } from '#shared/store/transact.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { type CustomerIdentity, findOrCreateContact, recordContactActivity } from '#shared/contacts/repository.ts';
-import { conversationTouch, findOrCreateConversation } from '#shared/conversations/repository.ts';
+import { ContactGone, conversationTouch, findOrCreateConversation } from '#shared/conversations/repository.ts';
 import { logger } from '#shared/log/logger.ts';
 import { findByWamid, getMessage, messageOwnerPut, messagePut, wamidPut, type Message } from './repository.ts';
 import { routePut } from './send-route.ts';
@@ -94,7 +94,8 @@ export async function recordInbound(businessId: string, value: Record<string, an
   const who: CustomerIdentity = sender.phone ? { phone: `+${sender.phone}`, userId: sender.userId } : { userId: sender.userId! };
   const at = webhookTime(message.timestamp);
   // A contact this message creates was last in contact now (its contact.created says so, not null).
-  const { contact } = await findOrCreateContact(businessId, who, { origin: 'inbound', lastContactAt: at, ...(sender.name ? { name: sender.name } : {}) });
+  const contactOf = () => findOrCreateContact(businessId, who, { origin: 'inbound', lastContactAt: at, ...(sender.name ? { name: sender.name } : {}) });
+  let { contact } = await contactOf();
   const type = String(message.type ?? 'unknown');
   const upstreamFormat = {
     messaging_product: value.messaging_product ?? 'whatsapp',
@@ -106,7 +107,16 @@ export async function recordInbound(businessId: string, value: Record<string, an
     ...(Array.isArray(value.errors) ? { errors: value.errors } : {}),
   };
   for (let attempt = 1; ; attempt++) {
-    const { conversation } = await findOrCreateConversation(businessId, contact);
+    const opened = await findOrCreateConversation(businessId, contact).catch((err: unknown) => {
+      if (err instanceof ContactGone && attempt < MAX_CONVERSATION_TRIES) return undefined;
+      throw err;
+    });
+    // The contact was deleted meanwhile: the number's next contact takes the message (a new one, as after any delete).
+    if (!opened) {
+      ({ contact } = await contactOf());
+      continue;
+    }
+    const { conversation } = opened;
     const stored: Message = {
       // A UUIDv7: Meta's timestamps are whole seconds, and a conversation's messages are ordered by time, then id, so
       // the messages of one second keep the order they were received in (the AI reads them in that order too).

@@ -11,8 +11,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { findOrCreateContactByPhone } from '#shared/contacts/repository.ts';
+import type { Contact } from '#shared/contacts/model.ts';
 import { normalizePhone } from '#shared/contacts/phone.ts';
-import { findOrCreateConversation, type Conversation } from '#shared/conversations/repository.ts';
+import { ContactGone, findOrCreateConversation, type Conversation } from '#shared/conversations/repository.ts';
 import { getBusiness } from '#shared/business/repository.ts';
 import { isMediaType } from '#shared/media/formats.ts';
 import { onFirstUse } from '#shared/lang/on-first-use.ts';
@@ -61,6 +62,18 @@ export interface SendOptions {
 /** Sends and returns the Send result; a rejected delivery or a bad request throws an ApiError. */
 export async function sendMessage(businessId: string, request: unknown, options: SendOptions = {}): Promise<SendResult> {
   return (await send(businessId, request, options)).body as unknown as SendResult;
+}
+
+/** The recipient's contact and open conversation, created when there are none (again when the contact is deleted meanwhile). */
+async function contactAndConversation(businessId: string, to: string): Promise<{ contact: Contact & { phone_number: string }; conversation: Conversation }> {
+  for (let attempt = 1; ; attempt++) {
+    const { contact } = await findOrCreateContactByPhone(businessId, to, { origin: 'outbound' });
+    try {
+      return { contact, conversation: (await findOrCreateConversation(businessId, contact)).conversation };
+    } catch (err) {
+      if (!(err instanceof ContactGone) || attempt === 3) throw err;
+    }
+  }
 }
 
 /** Like sendMessage, with the HTTP status (200, or 202 when the media area finishes the send later). */
@@ -173,8 +186,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
   // A media file the rules refuse (another number's id, a link too large) is refused before a contact or conversation exists.
   const mediaStep = isMediaType(draft.messageType) ? await (await media()).planMediaMessage(draft, (req as Record<string, any>)[req.type]) : undefined;
   if (budgetDue) await takeBudget(businessId);
-  const { contact } = await findOrCreateContactByPhone(businessId, req.to, { origin: 'outbound' });
-  const { conversation } = await findOrCreateConversation(businessId, contact);
+  const { contact, conversation } = await contactAndConversation(businessId, req.to);
   draft.contactId = contact.id;
   draft.conversation = conversation;
   draft.checks = [...conditions, routePut(businessId, contact.phone_number, { contactId: contact.id, conversationId: conversation.id }), ...binding];

@@ -71,6 +71,24 @@ describe('agent assignment through contacts', () => {
     expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 1 });
   });
 
+  it('opens no conversation for a contact deleted after it was read (the delete closed what it found; one opened after would stay)', async () => {
+    // Prepare: a contact with an agent, read, then deleted
+    const t = await newTenant();
+    const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
+    const contact = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550821', assigned_agent_id: ana.id } })).body.contact;
+    const read = (await getContact(t.businessId, contact.id))!;
+    expect((await invoke('DELETE /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: contact.id } })).status).toBe(200);
+
+    // Act
+    const opened = findOrCreateConversation(t.businessId, read);
+
+    // Assess
+    await expect(opened).rejects.toMatchObject({ name: 'ContactGone' });
+    expect((await invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations).toEqual([]);
+    expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 0 });
+    expect(eventsOf(t.businessId, 'conversation.created')).toEqual([]);
+  });
+
   it('keeps the counts exact when a close races an assignment: the close names the agent it took the conversation from', async () => {
     // Prepare: 24 contacts, each with an open unassigned conversation, and one agent
     const t = await newTenant();

@@ -113,6 +113,42 @@ describe('incoming messages', () => {
     expect(wrong).toEqual([]);
   }, 60_000);
 
+  it("gives a message whose contact is deleted while its conversation is being opened to the number's next contact, opening nothing for the deleted one", async () => {
+    // Prepare: a contact who writes in; the contact is deleted just before their first conversation is written
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const created = (await h.invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: to } })).body.contact;
+    await h.inbound(t.phoneNumberId, to, { text: 'hola' });
+    const { dynamo } = await import('#shared/store/client.ts');
+    const name = `delete-before-open-${created.id}`;
+    let armed = true;
+    dynamo.middlewareStack.add((next) => async (args) => {
+      if (armed && JSON.stringify((args as { input?: unknown }).input ?? {}).includes('"openConversation"')) {
+        armed = false;
+        expect((await h.invoke('DELETE /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: created.id } })).status).toBe(200);
+      }
+      return next(args);
+    }, { step: 'initialize', name });
+
+    // Act
+    let failures;
+    try {
+      failures = await h.drain();
+    } finally {
+      dynamo.middlewareStack.remove(name);
+    }
+
+    // Assess: the message is the new contact's, in its conversation; the deleted contact has none
+    expect([armed, failures]).toEqual([false, 0]);
+    const contacts = (await h.invoke('GET /contacts/v1', { apiKey: t.apiKey })).body.contacts;
+    expect(contacts).toEqual([expect.objectContaining({ phone_number: to })]);
+    expect(contacts[0].id).not.toBe(created.id);
+    const conversations = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations;
+    expect(conversations.map((c: any) => [c.contactId, c.status])).toEqual([[contacts[0].id, 'open']]);
+    const messages = (await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversations[0].id } })).body.messages;
+    expect(messages.map((m: any) => m.content?.body)).toEqual(['hola']);
+  });
+
   it("keeps the window at the customer's latest message when messages of one conversation are stored at once, newest first", async () => {
     const wrong: string[] = [];
     for (let round = 0; round < 5; round++) {
