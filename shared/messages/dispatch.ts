@@ -13,7 +13,7 @@ import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { messageFailed, messageSent } from '#shared/metrics/metrics.ts';
 import type { Outcome } from './idempotency.ts';
 import { getMessage, type Message } from './repository.ts';
-import { outboundMessage, sendResult, type OutboundDraft } from './draft.ts';
+import { outboundMessage, ownAiPause, sendResult, type OutboundDraft } from './draft.ts';
 import { cancellationCodes } from '#shared/store/transact.ts';
 import { messageConditionFailed, newAttempt, recordItems, RECORD_ITEMS, releaseItems, settleFailed, settleSent, withConversationTouch } from './send-state.ts';
 import { reactionUpdate } from './reaction.ts';
@@ -63,8 +63,7 @@ export const dispatchOutbound: Dispatch = async (draft, recover) => {
   return sendRecorded(draft, await recordDraft(draft), recover, reserved);
 };
 
-const ownPause = (draft: OutboundDraft): string | undefined =>
-  draft.ai?.pause ? new Date(Date.now() + (draft.ai.pauseDuration ?? 5) * 60_000).toISOString() : undefined;
+const ownPause = (draft: OutboundDraft): string | undefined => ownAiPause(draft.ai);
 
 /** The AI pause a send sets: its own `ai.pause`, or the handoff pause of a human reply when that ends later than the running one. */
 function aiPauseOf(draft: OutboundDraft, current: Conversation): string | undefined {

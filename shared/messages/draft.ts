@@ -23,7 +23,7 @@ export interface OutboundDraft {
   sentBy: SentBy;
   broadcastId?: string;
   createdAt: string;
-  ai?: { pause?: boolean; pauseDuration?: number; disable?: boolean };
+  ai?: SendAiControl;
   /** A media send's `autoConvert`: kept with the message, so that a retry prepares its link as the first send did. */
   autoConvert?: boolean;
   /** A reaction to a message the service knows: its current reaction is replaced (or removed by an empty emoji). */
@@ -56,6 +56,17 @@ export interface SendResult {
 
 const digitsOf = (phone: string) => phone.replace(/\D/g, '');
 
+/** A send's `ai` object (the contract's "AI control on send"). */
+export interface SendAiControl {
+  pause?: boolean;
+  pauseDuration?: number;
+  disable?: boolean;
+}
+
+/** Until when a sent message's `ai.pause` pauses the AI, counted from now (its pauseDuration, default 5 minutes). */
+export const ownAiPause = (ai: SendAiControl | undefined): string | undefined =>
+  ai?.pause ? new Date(Date.now() + (ai.pauseDuration ?? 5) * 60_000).toISOString() : undefined;
+
 /** The stored message of an outbound draft, in the given status (queued while it is being sent, failed). */
 export const outboundMessage = (draft: OutboundDraft, now: string, status: Message['status'] = 'queued'): Message => ({
   id: draft.id,
@@ -73,6 +84,7 @@ export const outboundMessage = (draft: OutboundDraft, now: string, status: Messa
   sentBy: draft.sentBy,
   ...(draft.broadcastId ? { broadcastId: draft.broadcastId } : {}),
   ...(draft.autoConvert ? { autoConvert: true } : {}),
+  ...(draft.ai ? { ai: draft.ai } : {}),
   error: null,
   createdAt: draft.createdAt,
   updatedAt: now,

@@ -45,6 +45,8 @@ export interface Message {
   broadcastId?: string;
   /** Outbound media: the send's `autoConvert`, which a retry applies again (shared/messages/retry.ts). */
   autoConvert?: boolean;
+  /** Outbound: the send's AI control, which a retry that sends applies (shared/messages/retry.ts). */
+  ai?: { pause?: boolean; pauseDuration?: number; disable?: boolean };
   error?: MessageError | null;
   createdAt: string;
   updatedAt: string;
@@ -121,7 +123,7 @@ export async function listMessages(businessId: string, conversationId: string, l
 
 /** The public view of a message (no tenancy or storage fields). */
 export const messageView = (m: Message) => {
-  const { businessId: _bid, payload, sendAttempt: _attempt, autoConvert: _autoConvert, ...rest } = m;
+  const { businessId: _bid, payload, sendAttempt: _attempt, autoConvert: _autoConvert, ai: _ai, ...rest } = m;
   // A reply names the message it answers: Meta's `context` of an inbound reply ({ from, id }), or the one sent upstream.
   const context = payload?.context;
   return context && typeof context === 'object' ? { ...rest, context } : rest;

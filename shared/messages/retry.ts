@@ -21,6 +21,7 @@ import { toMessage, type Message } from './repository.ts';
 import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent, unclaimItems, withConversationTouch } from './send-state.ts';
 import { messagingAccount } from './send-route.ts';
 import { reactedMessage, reactionUpdate } from './reaction.ts';
+import { ownAiPause } from './draft.ts';
 import { templateContext } from '#shared/templates/error-context.ts';
 import { budgetRefused } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
@@ -124,14 +125,16 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   // A reaction sent now replaces the reaction of the message it names, as when the first send went.
   const reacted = message.messageType === 'reaction' ? await reactedMessage(businessId, message) : undefined;
   const reaction = reacted ? [reactionUpdate(businessId, reacted, id, retriedAt)] : [];
+  // The send's AI control applies once it is sent, as on a first send that went.
+  const ai = { aiPausedUntil: ownAiPause(message.ai), aiDisable: message.ai?.disable === true };
   // The conversation is touched without being read (read only if the touch's condition does not hold).
   await withConversationTouch(
     businessId,
     message.conversationId,
     'sent',
     (touch) => settleSent({ message: { ...message, ...prepared }, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt, ...prepared }, retry: true, items: [touch, ...reaction], eventExtra: { retried_at: retriedAt } }),
-    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt }),
-    (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound' }),
+    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt, ...ai }),
+    (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound', ...ai }),
   );
   if (message.broadcastId) {
     // A broadcast's recipient follows its message: sent again, as its events say. Not a reason to fail the answer: the

@@ -741,6 +741,32 @@ describe('POST /messages/v1: AI control and idempotency', () => {
     expect((await conv()).aiEnabled).toBe(false);
   });
 
+  it("applies a failed send's AI control when its retry sends it (pause, disable), and shows none of it in the message", async () => {
+    // Prepare: two sends refused while the window is closed, each with its ai object
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const paused = await h.send(t.apiKey, { to, content: 'pausa', ai: { pause: true, pauseDuration: 30 } });
+    const disabling = await h.send(t.apiKey, { to, content: 'apaga', ai: { disable: true } });
+    expect([paused.status, disabling.status]).toEqual([400, 400]);
+    await h.inbound(t.phoneNumberId, to);
+    expect(await h.drain()).toBe(0);
+    const conversation = async () => (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: paused.body.data.conversationId } })).body.conversation;
+    expect(await conversation()).toMatchObject({ aiPausedUntil: null, aiEnabled: true });
+
+    // Act
+    const retry = (id: string) => h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id } });
+    const first = await retry(paused.body.data.id);
+    const afterPause = await conversation();
+    const second = await retry(disabling.body.data.id);
+
+    // Assess
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(Date.parse(afterPause.aiPausedUntil) - Date.now()).toBeGreaterThan(29 * 60_000);
+    expect((await conversation()).aiEnabled).toBe(false);
+    const message = (await h.invoke('GET /messages/v1/{id}', { apiKey: t.apiKey, params: { id: paused.body.data.id } })).body.message;
+    expect(message).not.toHaveProperty('ai');
+  });
+
   it('returns the first response for a repeated Idempotency-Key without sending twice; another body gets 422', async () => {
     const { t, to } = await h.openChat();
     const headers = { 'Idempotency-Key': `k-${Date.now()}` };
