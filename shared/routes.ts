@@ -113,16 +113,18 @@ export const routes: Route[] = [
   r('POST', '/{version}/{id}/media', 'http/cloud-api/media-upload', 'messages:write', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
   // A customer's media is fetched from the upstream on its first read (up to 100 MB): the upload's budget.
   r('GET', '/{version}/{id}', 'http/cloud-api/media-get', 'messages:read', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
-  r('DELETE', '/{version}/{id}', 'http/cloud-api/media-delete', 'messages:write'),
-  r('GET', '/{version}/{id}/message_templates', 'http/cloud-api/templates', 'messages:read'),
+  // Calls of the upstream (up to three attempts of 8 s each) take the time-out of the sends.
+  r('DELETE', '/{version}/{id}', 'http/cloud-api/media-delete', 'messages:write', 'requests', { timeoutSeconds: 29 }),
+  r('GET', '/{version}/{id}/message_templates', 'http/cloud-api/templates', 'messages:read', 'requests', { timeoutSeconds: 29 }),
   // Graph answers a call without a version at the app's default version, and some clients make them (those that resolve
   // paths against a base URL ending in `/v23.0` drop its last segment). Not `GET /{id}`: the service's own two-segment paths.
   r('POST', '/{id}/messages', 'http/cloud-api/messages', 'messages:write', 'messages', { timeoutSeconds: 29, memoryMb: 512 }),
   r('POST', '/{id}/media', 'http/cloud-api/media-upload', 'messages:write', 'requests', { timeoutSeconds: 29, memoryMb: 512 }),
-  r('GET', '/{id}/message_templates', 'http/cloud-api/templates', 'messages:read'),
+  r('GET', '/{id}/message_templates', 'http/cloud-api/templates', 'messages:read', 'requests', { timeoutSeconds: 29 }),
 
   // Broadcasts.
-  r('POST', '/broadcasts/v1', 'http/broadcasts/create', 'messages:write'),
+  // A broadcast's template is checked against the upstream's catalogue, as a send's is.
+  r('POST', '/broadcasts/v1', 'http/broadcasts/create', 'messages:write', 'requests', { timeoutSeconds: 29 }),
   r('GET', '/broadcasts/v1', 'http/broadcasts/list', 'messages:read'),
   r('GET', '/broadcasts/v1/{id}', 'http/broadcasts/get', 'messages:read'),
   r('GET', '/broadcasts/v1/{id}/recipients', 'http/broadcasts/recipients', 'messages:read'),

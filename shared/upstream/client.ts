@@ -14,6 +14,7 @@ import { safeFetch, SafeFetchError, type SafeFetchResponse } from '#shared/net/s
 import { accessTokenFor, refreshedAccessTokenFor } from '#shared/secrets/business-token.ts';
 import { reserveSendSlot } from './throughput.ts';
 import { THROTTLE_CODES } from './throttle-codes.ts';
+import { invocationEnd } from '#shared/lang/invocation-end.ts';
 
 export class UpstreamError extends Error {
   constructor(
@@ -82,6 +83,13 @@ interface UpstreamRequest {
 }
 
 /**
+ * Kept free at the end of a request for what follows a failed call (the send's failed settle, the answer), and the
+ * shortest attempt worth making.
+ */
+const ANSWER_RESERVE_MS = 2_000;
+const MIN_ATTEMPT_MS = 1_000;
+
+/**
  * A successful answer's JSON body (Graph answers JSON). One that is no JSON object, or that carries Graph's `error`
  * object (as a proxy in front of Graph may answer 200), is the upstream's failure, never a crash of the caller.
  */
@@ -107,13 +115,16 @@ async function call(businessId: string, url: string, request: UpstreamRequest, w
   let token = await accessTokenFor(businessId);
   let tokenRefreshed = false;
   let last: UpstreamError | undefined;
+  // Within a request, the attempts end in time for the function to answer with the upstream's failure.
+  const end = invocationEnd();
+  const timeLeft = () => (end === undefined ? Infinity : end - ANSWER_RESERVE_MS - Date.now());
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
       const res = await safeFetch(url, {
         method: request.method ?? 'GET',
         headers: { ...request.headers, authorization: `Bearer ${token}` },
         body: request.body,
-        timeoutMs: config.upstreamTimeoutMs,
+        timeoutMs: Math.max(MIN_ATTEMPT_MS, Math.min(config.upstreamTimeoutMs, timeLeft())),
         followRedirects: 5,
         allowPrivate: true,
       });
@@ -135,6 +146,7 @@ async function call(businessId: string, url: string, request: UpstreamRequest, w
     }
     if (!last.transient || attempt === attempts) break;
     const delay = config.upstreamRetryBaseMs * 3 ** (attempt - 1) * (0.75 + Math.random() / 2);
+    if (timeLeft() < delay + MIN_ATTEMPT_MS) break;
     logger.warn('transient upstream fault, retrying', { what, attempt, code: last.code, status: last.status, delayMs: Math.round(delay) });
     await sleep(delay);
   }

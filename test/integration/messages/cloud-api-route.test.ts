@@ -284,3 +284,25 @@ describe('the size bound of a message (issue 23, item 1)', () => {
     expect(await h.sent(to)).toEqual([]);
   });
 });
+
+describe('an upstream that does not answer within the request', () => {
+  it("answers Graph's temporary error (503, code 2) in time when the function's time-out is shorter than every attempt together", async () => {
+    // Prepare: the upstream does not answer two attempts of 3 s each; the function has 5 s
+    const t = await h.newTenant();
+    const { getBusiness } = await import('#shared/business/repository.ts');
+    const wabaId = (await getBusiness(t.businessId))!.wabaId!;
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'hang', count: 2, target: 'templates' });
+
+    // Act
+    let res;
+    try {
+      res = await h.invoke('GET /{version}/{id}/message_templates', { apiKey: t.apiKey, params: { version: 'v23.0', id: wabaId }, timeoutMs: 5_000 });
+    } finally {
+      h.sandbox.state.faults = [];
+    }
+
+    // Assess: the upstream's failure, not the function's time-out (504 timeout)
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ code: 2, type: 'OAuthException' });
+  }, 20_000);
+});
