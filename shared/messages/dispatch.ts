@@ -13,7 +13,7 @@ import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { messageFailed, messageSent } from '#shared/metrics/metrics.ts';
 import type { Outcome } from './idempotency.ts';
 import { getMessage, type Message } from './repository.ts';
-import { outboundMessage, ownAiPause, sendResult, type OutboundDraft } from './draft.ts';
+import { aiPauseAfterSend, outboundMessage, ownAiPause, sendResult, type OutboundDraft } from './draft.ts';
 import { cancellationCodes } from '#shared/store/transact.ts';
 import { messageConditionFailed, newAttempt, recordItems, RECORD_ITEMS, releaseItems, settleFailed, settleSent, withConversationTouch } from './send-state.ts';
 import { reactionUpdate } from './reaction.ts';
@@ -65,14 +65,6 @@ export const dispatchOutbound: Dispatch = async (draft, recover) => {
 
 const ownPause = (draft: OutboundDraft): string | undefined => ownAiPause(draft.ai);
 
-/** The AI pause a send sets: its own `ai.pause`, or the handoff pause of a human reply when that ends later than the running one. */
-function aiPauseOf(draft: OutboundDraft, current: Conversation): string | undefined {
-  const own = ownPause(draft);
-  if (own) return own;
-  const running = current.aiPausedUntil;
-  return draft.handoffPauseUntil && (!running || running < draft.handoffPauseUntil) ? draft.handoffPauseUntil : undefined;
-}
-
 /**
  * Runs a settle with the conversation's touch: from the read conversation, or (the fast path never read it) as
  * conditions, falling back to a read when they do not hold. A sent message carries its AI control and handoff.
@@ -80,7 +72,7 @@ function aiPauseOf(draft: OutboundDraft, current: Conversation): string | undefi
 function settleTouching<T>(draft: OutboundDraft, at: string, sent: boolean, settle: (touch: TransactItem) => Promise<T>): Promise<T> {
   const ai = (current?: Conversation) => (!sent ? {} : {
     aiDisable: draft.ai?.disable === true,
-    ...(current ? { aiPausedUntil: aiPauseOf(draft, current) } : { aiPausedUntil: ownPause(draft), lengthenAiPauseTo: ownPause(draft) ? undefined : draft.handoffPauseUntil }),
+    ...(current ? { aiPausedUntil: aiPauseAfterSend(draft.ai, draft.handoffPauseUntil, current.aiPausedUntil) } : { aiPausedUntil: ownPause(draft), lengthenAiPauseTo: ownPause(draft) ? undefined : draft.handoffPauseUntil }),
   });
   const read = (current: Conversation) => conversationTouch(current, { at, direction: 'outbound', ...ai(current) });
   if (!draft.conversationUnread) return settle(read(draft.conversation));

@@ -67,6 +67,16 @@ export interface SendAiControl {
 export const ownAiPause = (ai: SendAiControl | undefined): string | undefined =>
   ai?.pause ? new Date(Date.now() + (ai.pauseDuration ?? 5) * 60_000).toISOString() : undefined;
 
+/**
+ * The AI pause a sent message sets in a conversation whose pause runs until `running`: its own `ai.pause`, or the
+ * handoff pause of a person's reply when that ends later than the running one.
+ */
+export function aiPauseAfterSend(ai: SendAiControl | undefined, handoffPauseUntil: string | undefined, running: string | null | undefined): string | undefined {
+  const own = ownAiPause(ai);
+  if (own) return own;
+  return handoffPauseUntil && (!running || running < handoffPauseUntil) ? handoffPauseUntil : undefined;
+}
+
 /** The stored message of an outbound draft, in the given status (queued while it is being sent, failed). */
 export const outboundMessage = (draft: OutboundDraft, now: string, status: Message['status'] = 'queued'): Message => ({
   id: draft.id,

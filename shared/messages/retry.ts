@@ -21,7 +21,8 @@ import { toMessage, type Message } from './repository.ts';
 import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent, unclaimItems, withConversationTouch } from './send-state.ts';
 import { messagingAccount } from './send-route.ts';
 import { reactedMessage, reactionUpdate } from './reaction.ts';
-import { ownAiPause } from './draft.ts';
+import { aiPauseAfterSend, ownAiPause } from './draft.ts';
+import { aiSettingsFromItem, type AiSettings } from '#shared/ai/settings.ts';
 import { templateContext } from '#shared/templates/error-context.ts';
 import { budgetRefused } from './ordinary-budget.ts';
 import { consumeOrdinarySend } from '#shared/broadcasts/budget.ts';
@@ -40,15 +41,17 @@ const notRetryable = (id: string, status: string) =>
 export interface RetryContext {
   message?: Message;
   business?: Business;
+  /** Whether a human reply pauses the AI (its handoff), as a send reads it. */
+  aiSettings?: AiSettings;
 }
 
-/** The message and its business's number, in one read (the endpoint starts it beside the rate limit). */
+/** The message, its business's number and AI settings, in one read (the endpoint starts it beside the rate limit). */
 export async function loadRetryContext(businessId: string, id: string): Promise<RetryContext> {
-  const wanted = [keys.message(businessId, id), keys.business(businessId)];
+  const wanted = [keys.message(businessId, id), keys.business(businessId), keys.aiSettings(businessId)];
   const items = await batchGetAll(wanted);
   const item = (sk: string) => items.find((it) => it.sk === sk);
   const message = item(wanted[0].sk);
-  return { message: message ? toMessage(message) : undefined, business: item(wanted[1].sk) as Business | undefined };
+  return { message: message ? toMessage(message) : undefined, business: item(wanted[1].sk) as Business | undefined, aiSettings: aiSettingsFromItem(item(wanted[2].sk)) };
 }
 
 /** The retry context of a path id, or nothing when the id is no message id or the read fails (the retry reads again). */
@@ -56,7 +59,7 @@ export const prefetchRetryContext = (businessId: string, id: string | undefined)
   id && UUID_RE.test(id) ? loadRetryContext(businessId, id).catch(() => undefined) : Promise.resolve(undefined);
 
 export async function retryMessage(businessId: string, id: string, prefetched?: RetryContext): Promise<RetryResult> {
-  const { message, business } = prefetched ?? (await loadRetryContext(businessId, id));
+  const { message, business, aiSettings } = prefetched ?? (await loadRetryContext(businessId, id));
   if (!message) throw await missingRecord('message', id, businessId, notFound(`Message ${id} not found`));
   // An inbound message is never failed: the contract's "status is not failed" answer, as for a sent one.
   if (message.direction !== 'outbound' || message.status !== 'failed') throw notRetryable(id, message.status);
@@ -125,16 +128,20 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   // A reaction sent now replaces the reaction of the message it names, as when the first send went.
   const reacted = message.messageType === 'reaction' ? await reactedMessage(businessId, message) : undefined;
   const reaction = reacted ? [reactionUpdate(businessId, reacted, id, retriedAt)] : [];
-  // The send's AI control applies once it is sent, as on a first send that went.
-  const ai = { aiPausedUntil: ownAiPause(message.ai), aiDisable: message.ai?.disable === true };
+  // The send's AI control applies once it is sent, as on a first send that went: its own pause, or the handoff pause
+  // of a person's reply through the API (no ai object), which only lengthens a running pause.
+  const handoffMinutes = (message.sentBy ?? 'api') === 'api' && !message.ai ? aiSettings?.handoffPauseMinutes ?? 0 : 0;
+  const handoff = handoffMinutes > 0 ? new Date(Date.now() + handoffMinutes * 60_000).toISOString() : undefined;
+  const own = ownAiPause(message.ai);
+  const aiDisable = message.ai?.disable === true;
   // The conversation is touched without being read (read only if the touch's condition does not hold).
   await withConversationTouch(
     businessId,
     message.conversationId,
     'sent',
     (touch) => settleSent({ message: { ...message, ...prepared }, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt, ...prepared }, retry: true, items: [touch, ...reaction], eventExtra: { retried_at: retriedAt } }),
-    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt, ...ai }),
-    (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound', ...ai }),
+    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt, aiDisable, aiPausedUntil: own, lengthenAiPauseTo: own ? undefined : handoff }),
+    (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound', aiDisable, aiPausedUntil: aiPauseAfterSend(message.ai, handoff, current.aiPausedUntil) }),
   );
   if (message.broadcastId) {
     // A broadcast's recipient follows its message: sent again, as its events say. Not a reason to fail the answer: the

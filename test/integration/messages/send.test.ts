@@ -767,6 +767,25 @@ describe('POST /messages/v1: AI control and idempotency', () => {
     expect(message).not.toHaveProperty('ai');
   });
 
+  it("pauses the AI for the business's handoff when a person's failed reply (no ai object) is retried and sent", async () => {
+    // Prepare: a 20-minute handoff; a reply refused while the window is closed
+    const t = await h.newTenant();
+    const to = randomPhone();
+    expect((await h.invoke('PATCH /agent/v1/settings', { apiKey: t.apiKey, body: { handoffPauseMinutes: 20 } })).status).toBe(200);
+    const reply = await h.send(t.apiKey, { to, content: 'te atiendo yo' });
+    expect(reply.status).toBe(400);
+    await h.inbound(t.phoneNumberId, to);
+    expect(await h.drain()).toBe(0);
+
+    // Act
+    const retried = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id: reply.body.data.id } });
+
+    // Assess
+    expect(retried.status).toBe(200);
+    const conversation = (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: reply.body.data.conversationId } })).body.conversation;
+    expect(Date.parse(conversation.aiPausedUntil) - Date.now()).toBeGreaterThan(19 * 60_000);
+  });
+
   it('returns the first response for a repeated Idempotency-Key without sending twice; another body gets 422', async () => {
     const { t, to } = await h.openChat();
     const headers = { 'Idempotency-Key': `k-${Date.now()}` };
