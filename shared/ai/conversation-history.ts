@@ -24,11 +24,11 @@ export function messageText(m: Pick<Message, 'messageType' | 'content' | 'payloa
 }
 
 /**
- * When a message joined the conversation. An inbound message's createdAt is the upstream's timestamp, whole
- * seconds only, so a customer answer can look older than a reply sent in the same second; the moment the
- * service stored it (updatedAt, milliseconds) orders it truly among the outbound ones.
+ * When a message joined the conversation. An inbound message's createdAt is the upstream's timestamp (whole seconds,
+ * and late or early when Meta delivers late or its clock differs); the moment the service stored it (updatedAt,
+ * milliseconds, never changed after) orders it truly among the others, as the AI's newest message is told.
  */
-const arrival = (m: Message): string => (m.direction === 'inbound' && m.updatedAt && m.updatedAt > m.createdAt ? m.updatedAt : m.createdAt);
+const arrival = (m: Message): string => (m.direction === 'inbound' && m.updatedAt ? m.updatedAt : m.createdAt);
 
 export async function conversationHistory(businessId: string, conversationId: string, triggerMessageId: string, limit: number): Promise<HistoryMessage[]> {
   const { messages } = await listMessages(businessId, conversationId, limit);
@@ -41,6 +41,6 @@ export async function conversationHistory(businessId: string, conversationId: st
   return recent
     // A message that never reached the customer is not part of what they saw.
     .filter((m) => m.status !== 'failed')
-    .sort((a, b) => arrival(a).localeCompare(arrival(b)))
+    .sort((a, b) => arrival(a).localeCompare(arrival(b)) || a.id.localeCompare(b.id))
     .map((m) => ({ id: m.id, direction: m.direction, text: messageText(m) }));
 }

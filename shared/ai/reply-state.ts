@@ -17,15 +17,18 @@ import { aiConfig } from './config.ts';
 const MARKER_TTL_SECONDS = 14 * 24 * 3600;
 
 /**
- * Records `messageId` as the newest inbound of the conversation unless a later one is already recorded.
- * Returns false when a later message superseded it (its own job will answer).
+ * Records `messageId` as the newest inbound of the conversation unless a later one is already recorded: later by when
+ * it came in (`receivedAt`, when the service stored it), then by id (UUIDv7, in the order of storing), the order the
+ * model's history has. Not by Meta's timestamp: a message Meta delivers late or twice must not supersede one that came
+ * in after it, which the history cut at it would then leave out. Returns false when a later message superseded it
+ * (its own job will answer).
  */
 export async function markNewestInbound(businessId: string, conversationId: string, messageId: string, receivedAt: string): Promise<boolean> {
   return applied(db.send(new UpdateCommand({
     TableName: table(),
     Key: keys.aiConversation(businessId, conversationId),
     UpdateExpression: 'SET #type = :type, latestMessageId = :m, latestAt = :r',
-    ConditionExpression: 'attribute_not_exists(latestAt) OR latestAt <= :r',
+    ConditionExpression: 'attribute_not_exists(latestAt) OR latestAt < :r OR (latestAt = :r AND latestMessageId <= :m)',
     ExpressionAttributeNames: { '#type': 'type' },
     ExpressionAttributeValues: { ':type': 'aiConversation', ':m': messageId, ':r': receivedAt },
   })));

@@ -166,8 +166,9 @@ export async function recordInbound(businessId: string, value: Record<string, an
 }
 
 /** A failed send fails this upstream-events record, which the queue delivers again: see askAiAgain. */
-const askAi = (m: Pick<Message, 'businessId' | 'conversationId' | 'id' | 'receivedAt'>) =>
-  enqueue('ai', { businessId: m.businessId, conversationId: m.conversationId, messageId: m.id, receivedAt: m.receivedAt ?? undefined });
+/** The job names when the message came in (was stored): the AI's newest message is told by that, as its history is ordered. */
+const askAi = (m: Pick<Message, 'businessId' | 'conversationId' | 'id' | 'updatedAt'>) =>
+  enqueue('ai', { businessId: m.businessId, conversationId: m.conversationId, messageId: m.id, receivedAt: m.updatedAt });
 
 /**
  * A message stored by an earlier delivery. That delivery may have failed between its commit and asking the AI (the

@@ -3,6 +3,8 @@
  * service, the AI worker asks the sandbox's deterministic model and the reply goes out through the send path.
  */
 import { startMessagingStack, randomPhone, type MessagingStack, type Tenant } from '../messages/stack.ts';
+import { signatureOf } from '#shared/upstream/signature.ts';
+import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
 
 let m: MessagingStack;
 beforeAll(async () => {
@@ -164,11 +166,50 @@ describe('the AI agent over the local stack', () => {
   it('gives several messages within the debounce window one answer', async () => {
     const t = await tenant(1);
     const from = randomPhone();
-    await Promise.all(['hi', 'I need help', 'with my order'].map((text, i) => m.sandbox('POST', '/__sandbox/inbound', { from, text, phone_number_id: t.phoneNumberId, timestamp: Math.floor(Date.now() / 1000) + i })));
+    for (const [i, text] of ['hi', 'I need help', 'with my order'].entries()) {
+      await m.sandbox('POST', '/__sandbox/inbound', { from, text, phone_number_id: t.phoneNumberId, timestamp: Math.floor(Date.now() / 1000) + i });
+    }
     await m.stack.queues.idle();
     const replies = await aiReplies(from);
     expect(replies).toHaveLength(1);
     expect(replies[0].text.body).toContain('with my order');
+  });
+
+  it("answers a burst by what came in last, whatever Meta's timestamps say: a message delivered late is in the answer", async () => {
+    // Prepare: B (written now) comes in, then A, written 3 s earlier but delivered after B
+    const t = await tenant(1);
+    const from = randomPhone();
+    const now = Math.floor(Date.now() / 1000);
+
+    // Act
+    await m.sandbox('POST', '/__sandbox/inbound', { from, text: 'second written B', phone_number_id: t.phoneNumberId, timestamp: now });
+    await m.sandbox('POST', '/__sandbox/inbound', { from, text: 'first written A', phone_number_id: t.phoneNumberId, timestamp: now - 3 });
+    await m.stack.queues.idle();
+
+    // Assess: one answer, which has both
+    const replies = await aiReplies(from);
+    expect(replies).toHaveLength(1);
+    expect(replies[0].text.body).toContain('first written A');
+  });
+
+  it("answers the newest message when Meta delivers an earlier one of the same second again", async () => {
+    // Prepare: m1 and m2 of one second come in; then Meta delivers m1 again
+    const t = await tenant(1);
+    const from = randomPhone();
+    const now = Math.floor(Date.now() / 1000);
+    const first = await m.sandbox('POST', '/__sandbox/inbound', { from, text: 'Hi', phone_number_id: t.phoneNumberId, timestamp: now });
+    await m.sandbox('POST', '/__sandbox/inbound', { from, text: 'I need help with order 77', phone_number_id: t.phoneNumberId, timestamp: now });
+
+    // Act
+    const raw = JSON.stringify(first.body.payload);
+    const again = await fetch(`${m.stack.url}/webhooks/upstream`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signatureOf(raw, TEST_UPSTREAM.appSecret) }, body: raw });
+    await m.stack.queues.idle();
+
+    // Assess
+    expect(again.status).toBe(200);
+    const replies = await aiReplies(from);
+    expect(replies).toHaveLength(1);
+    expect(replies[0].text.body).toContain('order 77');
   });
 
   it('sends the reply it stored failed again when the upstream was unavailable: one AI message, sent once', async () => {
