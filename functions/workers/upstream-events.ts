@@ -29,6 +29,23 @@ const MAX_RECEIVES = workers.find((w) => w.queue === 'upstream-events')!.maxRece
 
 class NotYetKnown extends Error {}
 
+/**
+ * A status that overtook its send's settle (a moment apart) is looked for again a few times here before its record is
+ * handed back to the queue, whose redelivery in AWS comes only after the visibility timeout (minutes).
+ */
+const UNKNOWN_RECHECKS_MS = [100, 300, 600];
+
+async function applyStatusSoon(businessId: string, status: Record<string, any>): Promise<Awaited<ReturnType<typeof applyStatus>>> {
+  let outcome = await applyStatus(businessId, status);
+  const fresh = Date.now() - Number(status.timestamp ?? 0) * 1000 < UNKNOWN_WAMID_PATIENCE_MS;
+  for (const ms of fresh ? UNKNOWN_RECHECKS_MS : []) {
+    if (outcome !== 'unknown') break;
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    outcome = await applyStatus(businessId, status);
+  }
+  return outcome;
+}
+
 /** The items of a part of the body that Meta sends as a list; anything else is dropped with a warning. */
 function listOf(value: unknown, part: string, messageId: string): any[] {
   if (value === undefined || value === null) return [];
@@ -73,7 +90,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
           logger.warn('upstream status without a message id dropped', { messageId });
           continue;
         }
-        if ((await applyStatus(businessId, status)) !== 'unknown') continue;
+        if ((await applyStatusSoon(businessId, status)) !== 'unknown') continue;
         const age = Date.now() - Number(status.timestamp ?? 0) * 1000;
         if (age < UNKNOWN_WAMID_PATIENCE_MS && !lastReceive) {
           waiting ??= new NotYetKnown(`status for unknown wamid ${status.id}`);

@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto';
 import { startHarness, randomPhone, type Harness } from './harness.ts';
 import { TEST_UPSTREAM } from '../../support/upstream-secret.ts';
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/store/keys.ts';
 
 let h: Harness;
@@ -460,6 +460,25 @@ describe('delivery statuses', () => {
     expect(failures).toBe(0);
     expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'sent' });
     expect(statusEvents(t.businessId)).toEqual([]);
+  });
+
+  it('applies a status that overtakes its send\'s settle by a moment without handing it back to the queue', async () => {
+    // Prepare: a sent message whose wamid pointer is written only 250 ms after its status comes in
+    const { t, id, wamid } = await sentMessage();
+    const { db, table } = await import('#shared/store/client.ts');
+    const pointer = (await db.send(new GetCommand({ TableName: table(), Key: keys.wamid(t.businessId, wamid) }))).Item!;
+    await db.send(new DeleteCommand({ TableName: table(), Key: keys.wamid(t.businessId, wamid) }));
+    await h.status(wamid, 'delivered');
+    const [body] = h.takeUpstreamEvents();
+
+    // Act
+    const settled = new Promise((r) => setTimeout(r, 250)).then(() => db.send(new PutCommand({ TableName: table(), Item: pointer })));
+    const failures = await h.runWorker([body]);
+    await settled;
+
+    // Assess
+    expect(failures).toBe(0);
+    expect(await statusOf(t.apiKey, id)).toMatchObject({ status: 'delivered' });
   });
 
   it('asks SQS to deliver again a fresh status for a wamid not stored yet, and drops an old one', async () => {
