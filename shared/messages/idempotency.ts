@@ -12,6 +12,7 @@ import type { TransactItem } from '#shared/events/outbox.ts';
 import { db, table } from '#shared/store/client.ts';
 import { applied } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
+import { UpstreamError } from '#shared/upstream/client.ts';
 import { ApiError, validationError } from '#shared/http/errors.ts';
 
 const TTL_SECONDS = 24 * 3600;
@@ -21,6 +22,14 @@ export interface Outcome {
   body: Record<string, unknown>;
   /** `Retry-After` of a failure the client may retry later. */
   headers?: Record<string, string>;
+  /** The upstream's refusal the failure answers for, kept so that the Cloud API route answers a repeat as Meta answered. */
+  upstream?: { status: number; graph: Record<string, unknown> };
+}
+
+/** Meta's own refusal behind an error, when there is one to keep (not a fault the service retried). */
+function upstreamRefusal(err: ApiError): Outcome['upstream'] {
+  const cause = err.cause;
+  return cause instanceof UpstreamError && cause.graph && !cause.transient ? { status: cause.status, graph: cause.graph } : undefined;
 }
 
 const canonical = (value: unknown): unknown =>
@@ -33,8 +42,11 @@ const canonical = (value: unknown): unknown =>
 const hashOf = (body: unknown) => createHash('sha256').update(JSON.stringify(canonical(body) ?? null)).digest('hex');
 
 const replay = (o: Outcome): Outcome => {
-  if (o.status >= 400) throw new ApiError(o.status, o.body, { ...o.headers, 'idempotent-replayed': 'true' });
-  return o;
+  if (o.status < 400) return o;
+  const refusal = o.upstream
+    ? new UpstreamError(String(o.upstream.graph.message ?? ''), o.upstream.status, Number(o.upstream.graph.code) || undefined, undefined, false, o.upstream.graph)
+    : undefined;
+  throw new ApiError(o.status, o.body, { ...o.headers, 'idempotent-replayed': 'true' }, refusal);
 };
 
 /** Ties a claimed key to the message its request records (part of the recording transaction). */
@@ -91,7 +103,7 @@ export async function idempotent(
     const resumed = Item.state !== 'done' && typeof Item.messageId === 'string' && resume ? await resume(Item.messageId) : undefined;
     if (resumed) return replay(resumed);
     if (Item.state !== 'done') throw new ApiError(409, { error: 'idempotency_in_progress', message: 'A request with this Idempotency-Key is still being processed' }, { 'Retry-After': '1' });
-    return replay({ status: Item.status, body: Item.body });
+    return replay({ status: Item.status, body: Item.body, ...(Item.upstream ? { upstream: Item.upstream } : {}) });
   }
 
   let outcome: Outcome;
@@ -103,7 +115,10 @@ export async function idempotent(
     const freed = await applied(db.send(new DeleteCommand({ TableName: table(), Key, ConditionExpression: 'attribute_not_exists(messageId)' }))).catch(() => false);
     // A message was recorded (it may be out already): a client error is its answer for good; after a crash the
     // repeat answers with the message's outcome.
-    if (!freed && err instanceof ApiError && err.status < 500 && err.status !== 429) await save(Key, { status: err.status, body: err.body });
+    if (!freed && err instanceof ApiError && err.status < 500 && err.status !== 429) {
+      const upstream = upstreamRefusal(err);
+      await save(Key, { status: err.status, body: err.body, ...(upstream ? { upstream } : {}) });
+    }
     throw err;
   }
   await save(Key, outcome);
@@ -114,7 +129,7 @@ const save = (Key: Record<string, string>, o: Outcome) =>
   db.send(new UpdateCommand({
     TableName: table(),
     Key,
-    UpdateExpression: 'SET #state = :done, #status = :status, body = :body',
+    UpdateExpression: `SET #state = :done, #status = :status, body = :body${o.upstream ? ', upstream = :upstream' : ''}`,
     ExpressionAttributeNames: { '#state': 'state', '#status': 'status' },
-    ExpressionAttributeValues: { ':done': 'done', ':status': o.status, ':body': o.body },
+    ExpressionAttributeValues: { ':done': 'done', ':status': o.status, ':body': o.body, ...(o.upstream ? { ':upstream': o.upstream } : {}) },
   }));

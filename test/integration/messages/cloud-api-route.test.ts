@@ -127,6 +127,21 @@ describe('POST /{version}/{id}/messages', () => {
     expect(await h.sent(to)).toHaveLength(1);
   });
 
+  it("answers a repeat under the same Idempotency-Key of a send Meta refused with Meta's refusal again, subcode and fbtrace_id too", async () => {
+    // Prepare
+    const { t, to } = await h.openChat();
+    await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', code: 131009, subcode: 2494010, status: 400, details: 'bad param x', target: 'messages' });
+    const headers = { 'idempotency-key': `refused-${to}` };
+    const first = await post(t, text(to), { headers });
+
+    // Act
+    const repeat = await post(t, text(to), { headers });
+
+    // Assess
+    expect(first.body.error).toMatchObject({ code: 131009, error_subcode: 2494010, fbtrace_id: expect.any(String) });
+    expect([repeat.status, repeat.body]).toEqual([first.status, first.body]);
+  });
+
   it("sends a template's quick-reply payloads as the client sent them, as Meta does, adding no button it left out", async () => {
     // Prepare: reminder_buttons has quick replies at 0 (configured id confirm_appointment) and 1; the client sends only 1.
     const { t, to } = await h.openChat();
