@@ -119,8 +119,13 @@ export async function handleAiJob(job: AiJob, ports: AgentPorts, clock: () => Da
  */
 function turnsToAnswer(history: HistoryMessage[], messageId: string): ChatTurn[] {
   const at = history.findIndex((m) => m.id === messageId && m.direction === 'inbound');
-  if (at < 0 || history.slice(at + 1).some((m) => m.direction === 'outbound')) return [];
-  return toTurns(history.slice(0, at + 1), aiConfig.historyLimit);
+  if (at < 0) return [];
+  // The customer's messages since the business's last one are one turn, read in the order they were written (the
+  // message answered, the last to come in, need not be the last written).
+  let end = at;
+  while (end + 1 < history.length && history[end + 1].direction === 'inbound') end++;
+  if (history.slice(end + 1).some((m) => m.direction === 'outbound')) return [];
+  return toTurns(history.slice(0, end + 1), aiConfig.historyLimit);
 }
 
 async function answer(job: AiJob, settings: AiSettings, ports: AgentPorts, clock: () => Date, { checkedNow = false } = {}): Promise<AgentOutcome> {

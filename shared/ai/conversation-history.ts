@@ -38,9 +38,32 @@ export async function conversationHistory(businessId: string, conversationId: st
     const trigger = await getMessage(businessId, triggerMessageId);
     if (trigger && trigger.conversationId === conversationId) recent.push(trigger);
   }
-  return recent
-    // A message that never reached the customer is not part of what they saw.
-    .filter((m) => m.status !== 'failed')
-    .sort((a, b) => arrival(a).localeCompare(arrival(b)) || a.id.localeCompare(b.id))
-    .map((m) => ({ id: m.id, direction: m.direction, text: messageText(m) }));
+  // A message that never reached the customer is not part of what they saw.
+  return inReadingOrder(recent.filter((m) => m.status !== 'failed')).map((m) => ({ id: m.id, direction: m.direction, text: messageText(m) }));
+}
+
+const byArrival = (a: Message, b: Message): number => arrival(a).localeCompare(arrival(b)) || a.id.localeCompare(b.id);
+
+/**
+ * The order the model reads: as the messages came in, except that the customer's messages between two of the business's
+ * read in the order the customer wrote them (Meta's timestamp, then as they came in), however their webhooks were
+ * delivered and stored.
+ */
+function inReadingOrder(messages: Message[]): Message[] {
+  const ordered: Message[] = [];
+  let run: Message[] = [];
+  const endRun = () => {
+    ordered.push(...run.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || byArrival(a, b)));
+    run = [];
+  };
+  for (const m of [...messages].sort(byArrival)) {
+    if (m.direction === 'inbound') {
+      run.push(m);
+    } else {
+      endRun();
+      ordered.push(m);
+    }
+  }
+  endRun();
+  return ordered;
 }

@@ -192,6 +192,25 @@ describe('the AI agent over the local stack', () => {
     expect(replies[0].text.body).toContain('first written A');
   });
 
+  it('reads a burst in the order the customer wrote it, whatever order its webhooks came in', async () => {
+    // Prepare: the third message comes in first, then the first, then the second
+    const t = await tenant(2);
+    const from = randomPhone();
+    const now = Math.floor(Date.now() / 1000);
+
+    // Act
+    for (const [text, second] of [['o3', now + 2], ['o1', now], ['o2', now + 1]] as const) {
+      await m.sandbox('POST', '/__sandbox/inbound', { from, text, phone_number_id: t.phoneNumberId, timestamp: second });
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    await m.stack.queues.idle();
+
+    // Assess: one answer; the model read o1, o2, o3
+    const replies = await aiReplies(from);
+    expect(replies).toHaveLength(1);
+    expect(replies[0].text.body).toContain('o1\no2\no3');
+  });
+
   it("answers the newest message when Meta delivers an earlier one of the same second again", async () => {
     // Prepare: m1 and m2 of one second come in; then Meta delivers m1 again
     const t = await tenant(1);
