@@ -13,3 +13,9 @@ export const withInvocationEnd = <T>(remainingMs: number, work: () => T): T => e
 
 /** The time (ms since the epoch) the current invocation ends, if it runs under withInvocationEnd. */
 export const invocationEnd = (): number | undefined => ends.getStore();
+
+/**
+ * What a request keeps of its time for answering after waiting on something else (the media worker, the upstream):
+ * the writes that record the outcome and the answer itself, before middy's early time-out.
+ */
+export const ANSWER_RESERVE_MS = 2_000;

@@ -20,7 +20,7 @@ interface EmbeddedMedia {
 }
 
 /** Every object under a media kind's key (`image: { id }`, `video: { link }`...), at any depth of `value`. */
-export function embeddedMedia(value: unknown, found: EmbeddedMedia[] = []): EmbeddedMedia[] {
+function embeddedMedia(value: unknown, found: EmbeddedMedia[] = []): EmbeddedMedia[] {
   if (Array.isArray(value)) {
     for (const item of value) embeddedMedia(item, found);
   } else if (value !== null && typeof value === 'object') {

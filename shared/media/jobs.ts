@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
-import { invocationEnd } from '#shared/lang/invocation-end.ts';
+import { ANSWER_RESERVE_MS, invocationEnd } from '#shared/lang/invocation-end.ts';
 import { ApiError } from '#shared/http/errors.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { db, table } from '#shared/store/client.ts';
@@ -71,11 +71,6 @@ export async function getMediaJob(businessId: string, jobId: string): Promise<Me
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * What a request keeps of its time after the wait: the hand-off, the queued message's write and the 202 answer, before
- * the function's time-out (middy answers 503 just before it; the send would still go out, told to the client as a failure).
- */
-const ANSWER_RESERVE_MS = 2_000;
 
 /**
  * Waits for the worker's outcome up to `budgetMs`, and never past the request's own time (less ANSWER_RESERVE_MS).

@@ -6,7 +6,7 @@
 import type { Conversation } from '#shared/conversations/repository.ts';
 import type { TransactItem } from '#shared/events/outbox.ts';
 import type { UpstreamPayload } from './payload.ts';
-import type { Message, SentBy } from './repository.ts';
+import type { Message, SendAiControl, SentBy } from './repository.ts';
 
 export interface OutboundDraft {
   id: string;
@@ -55,13 +55,6 @@ export interface SendResult {
 }
 
 const digitsOf = (phone: string) => phone.replace(/\D/g, '');
-
-/** A send's `ai` object (the contract's "AI control on send"). */
-export interface SendAiControl {
-  pause?: boolean;
-  pauseDuration?: number;
-  disable?: boolean;
-}
 
 /** Until when a sent message's `ai.pause` pauses the AI, counted from now (its pauseDuration, default 5 minutes). */
 export const ownAiPause = (ai: SendAiControl | undefined): string | undefined =>

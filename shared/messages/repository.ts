@@ -23,6 +23,13 @@ export interface MessageError {
   details?: unknown;
 }
 
+/** A send's `ai` object (the contract's "AI control on send"). */
+export interface SendAiControl {
+  pause?: boolean;
+  pauseDuration?: number;
+  disable?: boolean;
+}
+
 export interface Message {
   id: string;
   businessId: string;
@@ -46,7 +53,7 @@ export interface Message {
   /** Outbound media: the send's `autoConvert`, which a retry applies again (shared/messages/retry.ts). */
   autoConvert?: boolean;
   /** Outbound: the send's AI control, which a retry that sends applies (shared/messages/retry.ts). */
-  ai?: { pause?: boolean; pauseDuration?: number; disable?: boolean };
+  ai?: SendAiControl;
   error?: MessageError | null;
   createdAt: string;
   updatedAt: string;

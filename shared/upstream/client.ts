@@ -14,7 +14,7 @@ import { safeFetch, SafeFetchError, type SafeFetchResponse } from '#shared/net/s
 import { accessTokenFor, refreshedAccessTokenFor } from '#shared/secrets/business-token.ts';
 import { reserveSendSlot } from './throughput.ts';
 import { THROTTLE_CODES } from './throttle-codes.ts';
-import { invocationEnd } from '#shared/lang/invocation-end.ts';
+import { ANSWER_RESERVE_MS, invocationEnd } from '#shared/lang/invocation-end.ts';
 
 export class UpstreamError extends Error {
   constructor(
@@ -82,11 +82,7 @@ interface UpstreamRequest {
   body?: string | Uint8Array;
 }
 
-/**
- * Kept free at the end of a request for what follows a failed call (the send's failed settle, the answer), and the
- * shortest attempt worth making.
- */
-const ANSWER_RESERVE_MS = 2_000;
+/** The shortest upstream attempt worth making. */
 const MIN_ATTEMPT_MS = 1_000;
 
 /**
