@@ -35,6 +35,16 @@ export const webhookTime = (ts: unknown): string => {
   return new Date(Number.isFinite(ms) && ms > 0 && ms <= now + CLOCK_SKEW_MS ? ms : now).toISOString();
 };
 
+/**
+ * When an incoming message was written, to the millisecond where that can be told: Meta's timestamp has whole seconds,
+ * so a message that comes in within the second it names is taken at the moment it came in (it was written no later),
+ * and it lists after a reply sent earlier in that second, not before it.
+ */
+export const writtenAt = (ts: unknown, arrived = Date.now()): string => {
+  const at = webhookTime(ts);
+  return Math.floor(Date.parse(at) / 1000) === Math.floor(arrived / 1000) ? new Date(arrived).toISOString() : at;
+};
+
 /** Meta's wamids and user ids are well under this; a longer one is not Meta's (and would not fit a table key). */
 const MAX_ID_LENGTH = 512;
 /** A user id as Meta sends one: a non-empty string within MAX_ID_LENGTH. */
@@ -92,7 +102,7 @@ export async function recordInbound(businessId: string, value: Record<string, an
   if (known) return askAiAgain(businessId, known.messageId);
 
   const who: CustomerIdentity = sender.phone ? { phone: `+${sender.phone}`, userId: sender.userId } : { userId: sender.userId! };
-  const at = webhookTime(message.timestamp);
+  const at = writtenAt(message.timestamp);
   // A contact this message creates was last in contact now (its contact.created says so, not null).
   const contactOf = () => findOrCreateContact(businessId, who, { origin: 'inbound', lastContactAt: at, ...(sender.name ? { name: sender.name } : {}) });
   let { contact } = await contactOf();

@@ -149,6 +149,30 @@ describe('incoming messages', () => {
     expect(messages.map((m: any) => m.content?.body)).toEqual(['hola']);
   });
 
+  it('lists a message that comes in after a reply sent earlier in the same second after that reply, newest first', async () => {
+    // Prepare: early in a second, so that the customer's message, the reply and the next message share it
+    const { t, to } = await h.openChat();
+    while (Date.now() % 1000 > 200) await new Promise((r) => setTimeout(r, 20));
+    const second = Math.floor(Date.now() / 1000);
+
+    // Act
+    const reply = await h.send(t.apiKey, { to, content: 'reply' });
+    await h.inbound(t.phoneNumberId, to, { text: 'after the reply', timestamp: second });
+    expect(await h.drain()).toBe(0);
+
+    // Assess
+    const messages = (await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: reply.body.data.conversationId } })).body.messages;
+    expect(messages.slice(0, 2).map((m: any) => m.content?.body)).toEqual(['after the reply', 'reply']);
+    expect(Date.parse(messages[0].createdAt)).toBeGreaterThan(Date.parse(messages[1].createdAt));
+  });
+
+  it("takes an incoming message's time from Meta's timestamp, to the millisecond of its coming in when that falls in the same second", async () => {
+    const { writtenAt } = await import('#shared/messages/inbound.ts');
+    const second = Math.floor(Date.now() / 1000) - 10;
+    expect(writtenAt(String(second), second * 1000 + 347)).toBe(new Date(second * 1000 + 347).toISOString());
+    expect(writtenAt(String(second), second * 1000 + 1347)).toBe(new Date(second * 1000).toISOString());
+  });
+
   it("keeps the window at the customer's latest message when messages of one conversation are stored at once, newest first", async () => {
     const wrong: string[] = [];
     for (let round = 0; round < 5; round++) {
