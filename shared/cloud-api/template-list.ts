@@ -1,8 +1,10 @@
 /**
  * `GET /{version}/{waba_id}/message_templates` as Graph answers it: the business's templates narrowed by Graph's
- * filters (`name`, `status`, `category`, `language`, `name_or_content`), paged by `limit` with `after`/`before`
- * cursors (and `paging.next`/`previous` URLs, which pywa follows, when the request names its address), projected to
- * `fields` (with `id`), and `summary=total_count` beside them.
+ * filters (`name` or part of it, `content`, `name_or_content`, and the lists `status`, `category`, `language`,
+ * `quality_score`), paged by `limit` with `after`/`before` cursors (and `paging.next`/`previous` URLs, which pywa
+ * follows, when the request names its address), projected to `fields` (with `id`), and the `summary` fields asked for
+ * beside them (`total_count`, `message_template_count`, `message_template_limit`, `are_translations_complete`: pywa
+ * reads all four).
  */
 import * as v from 'valibot';
 import type { UpstreamTemplate } from '#shared/upstream/client.ts';
@@ -21,6 +23,8 @@ export const templateListQuery = v.looseObject({
   category: v.optional(v.string()),
   language: v.optional(v.string()),
   name_or_content: v.optional(v.string()),
+  content: v.optional(v.string()),
+  quality_score: v.optional(v.string()),
   fields: v.optional(v.string()),
   summary: v.optional(v.string()),
   limit: v.optional(v.pipe(v.string(), v.regex(/^\d+$/, 'limit must be a whole number'), v.transform(Number), v.minValue(1, 'limit must be at least 1'), v.maxValue(MAX_LIMIT, `limit must be at most ${MAX_LIMIT}`))),
@@ -43,16 +47,30 @@ const textsOf = (t: UpstreamTemplate): string[] =>
 /** The request's own URL with other query parameters (`pageUrl`), to link the pages before and after. */
 export type PageUrl = (query: Record<string, string>) => string;
 
+/** Meta's cap on a WhatsApp Business Account's templates (of a business not yet verified). */
+const MESSAGE_TEMPLATE_LIMIT = 250;
+
+const contains = (text: string, part: string | undefined) => part === undefined || text.toLowerCase().includes(part.toLowerCase());
+const among = (values: string[] | undefined, value: unknown) => !values?.length || values.includes(String(value ?? '').toUpperCase());
+
+/** Whether every template name is in every language any template has. */
+function translationsComplete(templates: UpstreamTemplate[]): boolean {
+  const languages = new Set(templates.map((t) => t.language));
+  const byName = new Map<string, Set<string>>();
+  for (const t of templates) byName.set(t.name, (byName.get(t.name) ?? new Set()).add(t.language));
+  return [...byName.values()].every((have) => have.size === languages.size);
+}
+
 export function selectTemplates(templates: UpstreamTemplate[], q: TemplateListQuery, pageUrl?: PageUrl) {
-  const statuses = list(q.status);
-  const categories = list(q.category);
-  const needle = q.name_or_content?.toLowerCase();
+  const [statuses, categories, languages, qualities] = [q.status, q.category, q.language, q.quality_score].map(list);
   const matching = templates.filter((t) =>
-    (q.name === undefined || t.name === q.name)
-    && (!statuses?.length || statuses.includes(String(t.status).toUpperCase()))
-    && (!categories?.length || categories.includes(String(t.category ?? '').toUpperCase()))
-    && (q.language === undefined || t.language === q.language)
-    && (needle === undefined || t.name.toLowerCase().includes(needle) || textsOf(t).some((text) => text.toLowerCase().includes(needle))));
+    contains(t.name, q.name)
+    && among(statuses, t.status)
+    && among(categories, t.category)
+    && among(languages, t.language)
+    && among(qualities, (t as { quality_score?: { score?: unknown } }).quality_score?.score)
+    && (q.content === undefined || textsOf(t).some((text) => contains(text, q.content)))
+    && (q.name_or_content === undefined || contains(t.name, q.name_or_content) || textsOf(t).some((text) => contains(text, q.name_or_content))));
 
   const limit = q.limit ?? DEFAULT_LIMIT;
   const end = q.before !== undefined ? indexOf(q.before, 'before', matching.length) : undefined;
@@ -70,6 +88,12 @@ export function selectTemplates(templates: UpstreamTemplate[], q: TemplateListQu
   const links = pageUrl && page.length
     ? { ...(pageEnd < matching.length ? { next: link({ after: cursors.after! }) } : {}), ...(start > 0 ? { previous: link({ before: cursors.before! }) } : {}) }
     : {};
-  const summary = q.summary?.split(',').map((s) => s.trim()).includes('total_count') ? { summary: { total_count: matching.length } } : {};
-  return { data, paging: { cursors, ...links }, ...summary };
+  const asked = new Set(q.summary?.split(',').map((s) => s.trim()));
+  const totals = {
+    ...(asked.has('total_count') ? { total_count: matching.length } : {}),
+    ...(asked.has('message_template_count') ? { message_template_count: templates.length } : {}),
+    ...(asked.has('message_template_limit') ? { message_template_limit: MESSAGE_TEMPLATE_LIMIT } : {}),
+    ...(asked.has('are_translations_complete') ? { are_translations_complete: translationsComplete(templates) } : {}),
+  };
+  return { data, paging: { cursors, ...links }, ...(Object.keys(totals).length ? { summary: totals } : {}) };
 }

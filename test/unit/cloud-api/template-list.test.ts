@@ -25,6 +25,16 @@ describe('the Cloud API template list', () => {
     expect(ids(select({ name_or_content: 'ORDER' }))).toEqual(['3', '5']);
   });
 
+  it("takes part of a name, a content filter and lists of languages, as pywa sends them; answers every summary field pywa reads", () => {
+    expect(ids(select({ name: 'order' }))).toEqual(['3', '5']);
+    expect(ids(select({ content: 'camino' }))).toEqual(['3']);
+    expect(ids(select({ language: 'en_US,es_MX' }))).toEqual(['1', '2', '3', '4', '5']);
+    expect(ids(select({ language: 'es_MX' }))).toEqual(['2', '3']);
+    expect(ids(select({ quality_score: 'RED' }))).toEqual([]);
+    expect(select({ summary: 'total_count,message_template_count,message_template_limit,are_translations_complete', status: 'APPROVED' }).summary)
+      .toEqual({ total_count: 3, message_template_count: 5, message_template_limit: 250, are_translations_complete: false });
+  });
+
   it('pages by limit with after and before cursors, each page once, and counts every match in summary', () => {
     const first = select({ limit: '2', summary: 'total_count' });
     expect(ids(first)).toEqual(['1', '2']);
