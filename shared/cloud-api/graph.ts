@@ -104,7 +104,10 @@ export function toGraphReply(reply: Reply, event: APIGatewayProxyEventV2, error?
   if (upstream && (upstream.transient || !upstream.graph)) body.code = upstream.code ?? (upstream.transient ? 2 : 1);
   const terms = graphTerms(reply.statusCode, body);
   const message = String(body.message ?? body.error ?? 'An unknown error occurred');
-  return json(terms.status, graphErrorBody(terms.code, terms.type, message, detailsOf(body), event.requestContext?.requestId ?? 'local', terms.subcode), headers);
+  const graphError = graphErrorBody(terms.code, terms.type, message, detailsOf(body), event.requestContext?.requestId ?? 'local', terms.subcode);
+  // A failure worth asking again for (throttling, the upstream down, the service busy): Graph's `is_transient`.
+  if (terms.status === 429 || terms.status >= 500 || upstream?.transient) Object.assign(graphError.error, { is_transient: true });
+  return json(terms.status, graphError, headers);
 }
 
 /**

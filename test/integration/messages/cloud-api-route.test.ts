@@ -11,8 +11,12 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 const ROUTE = 'POST /{version}/{id}/messages';
-const graphError = (code: number) => ({
-  error: { message: expect.stringMatching(new RegExp(`^\\(#${code}\\) `)), type: expect.any(String), code, error_data: { messaging_product: 'whatsapp', details: expect.any(String) }, fbtrace_id: expect.any(String) },
+/** Graph's error object; a failure worth asking again for (throttling, 5xx) carries `is_transient`, as Meta's do. */
+const graphError = (code: number, transient = false) => ({
+  error: {
+    message: expect.stringMatching(new RegExp(`^\\(#${code}\\) `)), type: expect.any(String), code, error_data: { messaging_product: 'whatsapp', details: expect.any(String) }, fbtrace_id: expect.any(String),
+    ...(transient ? { is_transient: true } : {}),
+  },
 });
 /** Graph's answer for an object that does not exist for the caller: HTTP 400, GraphMethodException 100, subcode 33. */
 const unknownObject = (id: string) => ({
@@ -214,7 +218,7 @@ describe('POST /{version}/{id}/messages', () => {
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error', count: 1, ...fault, target: 'messages' });
     const res = await post(t, text(to));
     expect(res.status).toBe(status);
-    expect(res.body).toEqual(graphError(code));
+    expect(res.body).toEqual(graphError(code, status >= 500));
   });
 
   it("answers a send the upstream never accepted with Meta's 131000 and its status (500), naming the stored message to retry", async () => {
@@ -223,7 +227,7 @@ describe('POST /{version}/{id}/messages', () => {
     await h.sandboxCall('POST', '/__sandbox/faults', { kind: 'error500', count: 3, target: 'messages' });
     const res = await post(t, text(to));
     expect(res.status).toBe(500);
-    expect(res.body).toEqual(graphError(131000));
+    expect(res.body).toEqual(graphError(131000, true));
     const [id] = res.body.error.error_data.details.match(/[0-9a-f-]{36}/) ?? [];
     expect((await h.invoke('GET /messages/v1/{id}', { apiKey: t.apiKey, params: { id } })).body.message).toMatchObject({ id, status: 'failed' });
   });
