@@ -13,7 +13,7 @@ import { toDeliveryError } from '#shared/upstream/error-codes.ts';
 import { messageFailed, messageSent } from '#shared/metrics/metrics.ts';
 import type { Outcome } from './idempotency.ts';
 import { getMessage, type Message } from './repository.ts';
-import { aiPauseAfterSend, outboundMessage, ownAiPause, sendResult, type OutboundDraft } from './draft.ts';
+import { aiAfterSend, outboundMessage, sendResult, type OutboundDraft } from './draft.ts';
 import { cancellationCodes } from '#shared/store/transact.ts';
 import { messageConditionFailed, newAttempt, recordItems, RECORD_ITEMS, releaseItems, settleFailed, settleSent, withConversationTouch } from './send-state.ts';
 import { reactionUpdate } from './reaction.ts';
@@ -63,17 +63,12 @@ export const dispatchOutbound: Dispatch = async (draft, recover) => {
   return sendRecorded(draft, await recordDraft(draft), recover, reserved);
 };
 
-const ownPause = (draft: OutboundDraft): string | undefined => ownAiPause(draft.ai);
-
 /**
  * Runs a settle with the conversation's touch: from the read conversation, or (the fast path never read it) as
  * conditions, falling back to a read when they do not hold. A sent message carries its AI control and handoff.
  */
 function settleTouching<T>(draft: OutboundDraft, at: string, sent: boolean, settle: (touch: TransactItem) => Promise<T>): Promise<T> {
-  const ai = (current?: Conversation) => (!sent ? {} : {
-    aiDisable: draft.ai?.disable === true,
-    ...(current ? { aiPausedUntil: aiPauseAfterSend(draft.ai, draft.handoffPauseUntil, current.aiPausedUntil) } : { aiPausedUntil: ownPause(draft), lengthenAiPauseTo: ownPause(draft) ? undefined : draft.handoffPauseUntil }),
-  });
+  const ai = (current?: Conversation) => (sent ? aiAfterSend(draft.ai, draft.handoffPauseUntil, current) : {});
   const read = (current: Conversation) => conversationTouch(current, { at, direction: 'outbound', ...ai(current) });
   if (!draft.conversationUnread) return settle(read(draft.conversation));
   return withConversationTouch(draft.businessId, draft.conversation.id, sent ? 'sent' : 'failed', settle, () => unreadOutboundTouch(draft.businessId, draft.conversation.id, { at, ...ai() }), read);

@@ -57,17 +57,27 @@ export interface SendResult {
 const digitsOf = (phone: string) => phone.replace(/\D/g, '');
 
 /** Until when a sent message's `ai.pause` pauses the AI, counted from now (its pauseDuration, default 5 minutes). */
-export const ownAiPause = (ai: SendAiControl | undefined): string | undefined =>
+const ownAiPause = (ai: SendAiControl | undefined): string | undefined =>
   ai?.pause ? new Date(Date.now() + (ai.pauseDuration ?? 5) * 60_000).toISOString() : undefined;
 
 /**
- * The AI pause a sent message sets in a conversation whose pause runs until `running`: its own `ai.pause`, or the
- * handoff pause of a person's reply when that ends later than the running one.
+ * Until when a person's reply through the API without an `ai` object hands the conversation over (the business's
+ * `handoffPauseMinutes`, counted from now); undefined for an AI or broadcast message, one with its own `ai` object, or no handoff.
  */
-export function aiPauseAfterSend(ai: SendAiControl | undefined, handoffPauseUntil: string | undefined, running: string | null | undefined): string | undefined {
+export const handoffPauseOf = (sentBy: SentBy | undefined, ai: SendAiControl | undefined, handoffPauseMinutes: number): string | undefined =>
+  (sentBy ?? 'api') === 'api' && !ai && handoffPauseMinutes > 0 ? new Date(Date.now() + handoffPauseMinutes * 60_000).toISOString() : undefined;
+
+/**
+ * What a sent message does to its conversation's AI: its `ai.disable`, and its own `ai.pause` or else the handoff pause,
+ * which only lengthens a running pause: against the conversation as read (`current`), or as the touch's conditions when
+ * it was not read.
+ */
+export function aiAfterSend(ai: SendAiControl | undefined, handoffPauseUntil: string | undefined, current?: Pick<Conversation, 'aiPausedUntil'>) {
   const own = ownAiPause(ai);
-  if (own) return own;
-  return handoffPauseUntil && (!running || running < handoffPauseUntil) ? handoffPauseUntil : undefined;
+  const aiDisable = ai?.disable === true;
+  if (!current) return { aiDisable, aiPausedUntil: own, lengthenAiPauseTo: own ? undefined : handoffPauseUntil };
+  const running = current.aiPausedUntil;
+  return { aiDisable, aiPausedUntil: own ?? (handoffPauseUntil && (!running || running < handoffPauseUntil) ? handoffPauseUntil : undefined) };
 }
 
 /** The stored message of an outbound draft, in the given status (queued while it is being sent, failed). */

@@ -21,7 +21,7 @@ import { toMessage, type Message } from './repository.ts';
 import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent, unclaimItems, withConversationTouch } from './send-state.ts';
 import { messagingAccount } from './send-route.ts';
 import { reactedMessage, reactionUpdate } from './reaction.ts';
-import { aiPauseAfterSend, ownAiPause } from './draft.ts';
+import { aiAfterSend, handoffPauseOf } from './draft.ts';
 import { aiSettingsFromItem, type AiSettings } from '#shared/ai/settings.ts';
 import { templateContext } from '#shared/templates/error-context.ts';
 import { budgetRefused } from './ordinary-budget.ts';
@@ -128,20 +128,16 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   // A reaction sent now replaces the reaction of the message it names, as when the first send went.
   const reacted = message.messageType === 'reaction' ? await reactedMessage(businessId, message) : undefined;
   const reaction = reacted ? [reactionUpdate(businessId, reacted, id, retriedAt)] : [];
-  // The send's AI control applies once it is sent, as on a first send that went: its own pause, or the handoff pause
-  // of a person's reply through the API (no ai object), which only lengthens a running pause.
-  const handoffMinutes = (message.sentBy ?? 'api') === 'api' && !message.ai ? aiSettings?.handoffPauseMinutes ?? 0 : 0;
-  const handoff = handoffMinutes > 0 ? new Date(Date.now() + handoffMinutes * 60_000).toISOString() : undefined;
-  const own = ownAiPause(message.ai);
-  const aiDisable = message.ai?.disable === true;
+  // The send's AI control, or a person's handoff, applies once it is sent, as on a first send that went.
+  const handoff = handoffPauseOf(message.sentBy, message.ai, aiSettings?.handoffPauseMinutes ?? 0);
   // The conversation is touched without being read (read only if the touch's condition does not hold).
   await withConversationTouch(
     businessId,
     message.conversationId,
     'sent',
     (touch) => settleSent({ message: { ...message, ...prepared }, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt, ...prepared }, retry: true, items: [touch, ...reaction], eventExtra: { retried_at: retriedAt } }),
-    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt, aiDisable, aiPausedUntil: own, lengthenAiPauseTo: own ? undefined : handoff }),
-    (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound', aiDisable, aiPausedUntil: aiPauseAfterSend(message.ai, handoff, current.aiPausedUntil) }),
+    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt, ...aiAfterSend(message.ai, handoff) }),
+    (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound', ...aiAfterSend(message.ai, handoff, current) }),
   );
   if (message.broadcastId) {
     // A broadcast's recipient follows its message: sent again, as its events say. Not a reason to fail the answer: the

@@ -23,7 +23,7 @@ import { buildPayload } from './payload.ts';
 import { resolveReactionTarget, resolveReplyTarget } from './reaction.ts';
 import { bindToMessage, idempotent, unbindFromMessage, type Outcome } from './idempotency.ts';
 import { getMessage, type SentBy } from './repository.ts';
-import { sendResult, type OutboundDraft, type SendResult } from './draft.ts';
+import { handoffPauseOf, sendResult, type OutboundDraft, type SendResult } from './draft.ts';
 import { DraftChecksFailed, dispatchOutbound, recordDraft, sendRecorded, type Dispatch } from './dispatch.ts';
 import { templateHeaderLink } from '#shared/templates/header-link.ts';
 import { budgetRefused, takeBudget } from './ordinary-budget.ts';
@@ -140,9 +140,7 @@ async function prepareAndDispatch(businessId: string, request: unknown, options:
     ...(isMediaType(req.type) && (req as { autoConvert?: boolean }).autoConvert === true ? { autoConvert: true } : {}),
     ...(reactionTarget?.messageId ? { reactionTo: { messageId: reactionTarget.messageId, emoji: req.reaction.emoji } } : {}),
     // A person replying through the API without an `ai` object hands the conversation over: the AI pauses.
-    ...((options.sentBy ?? 'api') === 'api' && !req.ai && context.aiSettings.handoffPauseMinutes > 0
-      ? { handoffPauseUntil: new Date(Date.now() + context.aiSettings.handoffPauseMinutes * 60_000).toISOString() }
-      : {}),
+    handoffPauseUntil: handoffPauseOf(options.sentBy, req.ai, context.aiSettings.handoffPauseMinutes),
   };
   const binding = options.idempotencyKey !== undefined ? [bindToMessage(businessId, 'send', options.idempotencyKey, draft.id)] : [];
   // A template whose header link the upstream cannot fetch is proxied by the media worker, as a media message's link
