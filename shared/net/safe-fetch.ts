@@ -65,6 +65,8 @@ export interface SafeFetchOptions {
   body?: string | Uint8Array;
   /** Stop reading (and fail) once the body exceeds this many bytes. Default 100 MB. */
   maxBytes?: number;
+  /** The caller needs the status and headers only: the body is drained unread (in the exchange's time), never refused. */
+  discardBody?: boolean;
   /** Budget for connecting and for the whole exchange (each). Default 10 s. */
   timeoutMs?: number;
   /** How many redirects to follow, each re-checked; 0 returns the 3xx response as is. Default 0. */
@@ -215,7 +217,7 @@ export async function safeFetch(target: string, options: SafeFetchOptions = {}):
     }
 
     // A HEAD response announces the length of a body it does not carry.
-    if (method === 'HEAD') {
+    if (method === 'HEAD' || options.discardBody) {
       res.resume();
       return { status, headers: resHeaders, body: Buffer.alloc(0), url: url.toString(), redirects: hop };
     }

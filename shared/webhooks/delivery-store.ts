@@ -194,7 +194,7 @@ export async function reopenDelivery(d: Delivery): Promise<Delivery | undefined>
     TableName: table(),
     Key: keys.delivery(d.businessId, d.webhookId, d.id),
     // runStart gives the redelivery a full series of attempts of its own.
-    UpdateExpression: 'SET #s = :pending, nextAttemptAt = :now, updatedAt = :now, laneKey = :null, laneSk = :null, failureReason = :null, runStart = attemptCount REMOVE leaseUntil',
+    UpdateExpression: 'SET #s = :pending, nextAttemptAt = :now, updatedAt = :now, laneKey = :null, laneSk = :null, deliveredAt = :null, failedAt = :null, failureReason = :null, runStart = attemptCount REMOVE leaseUntil',
     // A pending delivery is still in its lane and on the queue: reopening it would only duplicate it.
     ConditionExpression: 'attribute_exists(pk) AND #s <> :pending',
     ExpressionAttributeNames: { '#s': 'status' },

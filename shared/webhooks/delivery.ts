@@ -8,7 +8,7 @@
  *   jobs from sending the same delivery twice at once.
  * - Every attempt is sent with the subscription as it is now (shared/webhooks/current-subscriptions.ts):
  *   never to a URL the customer replaced, with a secret they rotated, or for a subscription that is
- *   disabled or deleted; queue messages carry neither URL nor secret.
+ *   disabled, deleted or no longer subscribed to the event; queue messages carry neither URL nor secret.
  * - A delivery checks its lane and the outbox before it is sent: an earlier event of its ordering key
  *   that is still pending (or not yet fanned out) holds it back.
  * - 2xx: delivered. 410: the subscription is disabled. Other statuses, time-outs and network errors are
@@ -21,7 +21,7 @@ import { webhookDelivery } from '#shared/metrics/metrics.ts';
 import { enqueue, enqueueAll } from '#shared/queue/queue.ts';
 import { logger } from '#shared/log/logger.ts';
 import { safeFetch, SafeFetchError } from '#shared/net/safe-fetch.ts';
-import type { Attempt, Delivery, DeliveryJob, Subscription, SubscriptionTarget } from './model.ts';
+import { type Attempt, type Delivery, type DeliveryJob, type Subscription, type SubscriptionTarget, takesDelivery } from './model.ts';
 import { createDelivery, type Outcome, recordOutcome, recordOutcomes } from './delivery-store.ts';
 import { claimDelivery, releaseDelivery } from './lease-store.ts';
 import { joinLane, laneFront, leaveLane } from './lane-store.ts';
@@ -63,7 +63,7 @@ export async function send(d: Pick<Delivery, 'id' | 'event' | 'data'>, s: Subscr
     error,
   });
   try {
-    const res = await safeFetch(s.url, { method: 'POST', headers, body, timeoutMs: webhookSettings.timeoutMs, followRedirects: 0, maxBytes: 1024 * 1024 });
+    const res = await safeFetch(s.url, { method: 'POST', headers, body, timeoutMs: webhookSettings.timeoutMs, followRedirects: 0, discardBody: true });
     const ok = res.status >= 200 && res.status < 300;
     webhookDelivery(ok ? 'delivered' : 'failed', d.event);
     const error = ok ? null : res.status >= 300 && res.status < 400 ? `redirect not followed (HTTP ${res.status})` : `HTTP ${res.status}`;
@@ -255,6 +255,7 @@ async function attemptDelivery(d: Delivery, subscriptionVersion: number | undefi
   const s = await currentSubscription({ businessId: d.businessId, webhookId: d.webhookId, subscriptionVersion });
   if (!s) return failed('subscription_deleted');
   if (!s.enabled) return failed('subscription_disabled');
+  if (!takesDelivery(s, d.event)) return failed('event_unsubscribed');
 
   const attemptNo = d.attemptCount + 1;
   const result = await send(d, s, attemptNo);

@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import type { DomainEvent } from '#shared/events/outbox.ts';
 import { enqueueAll, type Outgoing } from '#shared/queue/queue.ts';
 import { throwIfConfigurationError } from '#shared/queue/worker-failures.ts';
-import type { Delivery, DeliveryJob, Subscription } from './model.ts';
+import { type Delivery, type DeliveryJob, type Subscription, subscribes } from './model.ts';
 import { createDeliveries } from './delivery-store.ts';
 import { setNextInLane } from './lane-store.ts';
 import { deleteOutboxItems, fanOutReader, type FanOutReader } from './outbox-store.ts';
@@ -37,8 +37,6 @@ export function deliveryId(eventId: string, webhookId: string, eventCreatedAt: s
   const h = createHash('sha256').update(`${eventId}:${webhookId}`).digest('hex');
   return `${ms.slice(0, 8)}-${ms.slice(8, 12)}-7${h.slice(0, 3)}-${((parseInt(h[3], 16) & 0x3) | 0x8).toString(16)}${h.slice(4, 7)}-${h.slice(7, 19)}`;
 }
-
-export const subscribes = (s: Subscription, event: string): boolean => s.enabled && (s.events.includes('*') || s.events.includes(event));
 
 export const newDelivery = (e: DomainEvent, s: Subscription, laneKey: string | null): Delivery => {
   const now = new Date().toISOString();

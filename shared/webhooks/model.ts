@@ -23,6 +23,9 @@ export interface Subscription {
   version: number;
 }
 
+/** Whether the subscription, as it is now, takes an event of this name (a delivery is sent only while it does). */
+export const subscribes = (s: Pick<Subscription, 'enabled' | 'events'>, event: string): boolean => s.enabled && (s.events.includes('*') || s.events.includes(event));
+
 export interface Attempt {
   attempt: number;
   at: string;
@@ -91,3 +94,9 @@ export type SubscriptionTarget = Pick<Subscription, 'url' | 'secret'>;
 
 /** The `X-Webhook-Event` of POST /user-webhooks/{id}/test. */
 export const TEST_EVENT = 'webhook.test';
+
+/**
+ * Whether a delivery of this event may still go to the subscription (an attempt or a redelivery): the subscription
+ * takes the event as it is now (its events may have changed since the delivery was made), or it is the test delivery.
+ */
+export const takesDelivery = (s: Pick<Subscription, 'enabled' | 'events'>, event: string): boolean => event === TEST_EVENT || subscribes(s, event);

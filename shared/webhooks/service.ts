@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor } from '#shared/http/cursor.ts';
 import { keys } from '#shared/store/keys.ts';
 import { enqueue } from '#shared/queue/queue.ts';
 import { newEvent } from '#shared/events/outbox.ts';
-import { TEST_EVENT, type Subscription } from './model.ts';
+import { TEST_EVENT, takesDelivery, type Subscription } from './model.ts';
 import type { CreateInput, UpdateInput } from './schemas.ts';
 import { createDelivery, getDelivery, listDeliveries, recordOutcome, reopenDelivery } from './delivery-store.ts';
 import {
@@ -173,6 +173,7 @@ export async function redeliver(bid: string, id: string, deliveryId: string) {
   const d = await getDelivery(bid, id, deliveryId);
   if (!d) throw notFound('Delivery not found');
   if (!s.enabled) throw conflict('webhook_disabled', 'The webhook subscription is disabled; enable it first');
+  if (!takesDelivery(s, d.event)) throw conflict('event_unsubscribed', `The webhook subscription no longer subscribes to ${d.event}; add it to its events first`);
   const reopened = await reopenDelivery(d);
   if (!reopened) throw conflict('delivery_pending', 'The delivery is still pending; it will be attempted again automatically');
   await enqueue('webhook-deliveries', deliveryJob(reopened));

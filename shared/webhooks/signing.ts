@@ -30,14 +30,14 @@ export const hexSignature = (body: string, secret: string): string => createHmac
 
 export function signedHeaders(input: { deliveryId: string; event: string; body: string; secret: string; at?: Date }): Record<string, string> {
   const at = input.at ?? new Date();
-  // Standard Webhooks timestamps are whole seconds; the ISO header says the same instant.
+  // Standard Webhooks timestamps are whole seconds; the ISO header is the time of sending to the millisecond.
   const seconds = new Date(Math.floor(at.getTime() / 1000) * 1000);
   return {
     'content-type': 'application/json',
     'user-agent': 'wa-crm-webhooks/1.0',
     'x-webhook-signature': hexSignature(input.body, input.secret),
     'x-webhook-event': input.event,
-    'x-webhook-timestamp': seconds.toISOString(),
+    'x-webhook-timestamp': at.toISOString(),
     'x-webhook-id': input.deliveryId,
     'webhook-id': input.deliveryId,
     'webhook-timestamp': String(seconds.getTime() / 1000),

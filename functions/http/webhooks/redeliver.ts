@@ -9,7 +9,7 @@ export const { handler, spec } = endpoint(
     summary: 'Redeliver one delivery',
     params: deliveryParams,
     bodyKind: 'none',
-    responses: { 202: '{ data: delivery } (queued)', 404: 'not_found', 409: 'delivery_pending | webhook_disabled' },
+    responses: { 202: '{ data: delivery } (queued)', 404: 'not_found', 409: 'delivery_pending | webhook_disabled | event_unsubscribed' },
   },
   async ({ auth, params }) => ({ status: 202, body: { data: await redeliver(auth.businessId, params.id, params.deliveryId) } }),
 );

@@ -64,7 +64,9 @@ describe('webhook delivery', () => {
       expect(verifyHex(x.body, x.headers['x-webhook-signature'], `${s.secret}x`)).toBe(false);
       expect(verifyStandard(x, s.secret)).toBe(true);
       expect(x.headers['x-webhook-id']).toBe(x.headers['webhook-id']);
-      expect(new Date(x.headers['x-webhook-timestamp'] as string).getTime() / 1000).toBe(Number(x.headers['webhook-timestamp']));
+      // The time of sending to the millisecond; the Standard Webhooks timestamp is its whole second.
+      expect(x.headers['x-webhook-timestamp']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(Math.floor(Date.parse(x.headers['x-webhook-timestamp'] as string) / 1000)).toBe(Number(x.headers['webhook-timestamp']));
       expect(Math.abs(Date.parse(x.headers['x-webhook-timestamp'] as string) - Date.now())).toBeLessThan(30_000);
     }
   }, 90_000); // the file's first test also loads the workers: on a loaded 2-core machine that alone took over 30 s
@@ -183,6 +185,47 @@ describe('webhook delivery', () => {
     expect(recorded).toMatchObject({ status: 'delivered' });
   });
 
+  it('takes any 2xx as delivered, whatever its body: a receiver answering 2 MB gets the event once', async () => {
+    const t = await newTenant();
+    const r = await receiver(() => ({ status: 200, body: Buffer.alloc(2 * 1024 * 1024, 'x') }));
+    const s = await subscribe(t, r.url);
+    await commit([], [newEvent(t.businessId, 'message.sent', { id: 'm-big-answer' })]);
+    await r.waitFor(1);
+    await queues.idle();
+    expect(r.received).toHaveLength(1);
+    expect((await deliveries(t, s.id)).data[0]).toMatchObject({ status: 'delivered', attemptCount: 1, attempts: [{ statusCode: 200, error: null }] });
+    const test = await invoke('POST /user-webhooks/{id}/test', { apiKey: t.apiKey, params: { id: s.id } });
+    expect(test.body.data).toMatchObject({ success: true, statusCode: 200, error: null });
+  });
+
+  it('stops a pending delivery once the subscription no longer names its event, and refuses to redeliver it (409 event_unsubscribed)', async () => {
+    // Prepare: the first attempt fails; the retry comes after the subscription dropped the event
+    const t = await newTenant();
+    let dropped: Promise<unknown> | undefined;
+    const r = await receiver((_req, i) => {
+      if (i === 0) dropped = invoke('PATCH /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: s.id }, body: { events: ['contact.created'] } });
+      return { status: i === 0 ? 500 : 200, delayMs: i === 0 ? 300 : 0 };
+    });
+    const s = await subscribe(t, r.url, ['funnel_stage.created', 'contact.created']);
+
+    // Act
+    await commit([], [newEvent(t.businessId, 'funnel_stage.created', { id: 'stage-dropped' })]);
+    await r.waitFor(1);
+    expect((await dropped as { status: number }).status).toBe(200);
+    await queues.idle();
+
+    // Assess
+    expect(r.received).toHaveLength(1);
+    const d = (await deliveries(t, s.id)).data[0];
+    expect(d).toMatchObject({ event: 'funnel_stage.created', status: 'failed', failureReason: 'event_unsubscribed', attemptCount: 1 });
+    const again = await invoke('POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver', { apiKey: t.apiKey, params: { id: s.id, deliveryId: d.id } });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe('event_unsubscribed');
+    await commit([], [newEvent(t.businessId, 'contact.created', { contact_id: 'still-named' })]);
+    await r.waitFor(2);
+    expect(r.received[1].headers['x-webhook-event']).toBe('contact.created');
+  });
+
   it('honours Retry-After', async () => {
     const t = await newTenant();
     const r = await receiver((_req, i) => (i === 0 ? { status: 503, headers: { 'Retry-After': '1' } } : { status: 200 }));
@@ -223,11 +266,12 @@ describe('webhook delivery', () => {
     expect((await invoke('PATCH /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: s.id }, body: { enabled: true } })).status).toBe(200);
     const res = await invoke('POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver', { apiKey: t.apiKey, params: { id: s.id, deliveryId: d.id } });
     expect(res.status).toBe(202);
-    expect(res.body.data).toMatchObject({ id: d.id, status: 'pending' });
+    // A fresh series: what the earlier one came to is no longer the delivery's outcome.
+    expect(res.body.data).toMatchObject({ id: d.id, status: 'pending', failedAt: null, failureReason: null, deliveredAt: null });
     await r.waitFor(6);
     await queues.idle();
     d = (await deliveries(t, s.id)).data[0];
-    expect(d).toMatchObject({ status: 'delivered', attemptCount: 6 });
+    expect(d).toMatchObject({ status: 'delivered', attemptCount: 6, failedAt: null, failureReason: null, deliveredAt: expect.any(String) });
     expect(r.received[5].headers['x-webhook-id']).toBe(d.id);
     const unknown = await invoke('POST /user-webhooks/{id}/deliveries/{deliveryId}/redeliver', { apiKey: t.apiKey, params: { id: s.id, deliveryId: '00000000-0000-4000-8000-000000000000' } });
     expect(unknown.status).toBe(404);

@@ -14,7 +14,8 @@ export interface Received {
   at: number;
 }
 
-export type Respond = (req: Received, index: number) => { status: number; headers?: Record<string, string>; delayMs?: number } | Promise<{ status: number; headers?: Record<string, string>; delayMs?: number }>;
+export interface Answer { status: number; headers?: Record<string, string>; delayMs?: number; body?: string | Buffer }
+export type Respond = (req: Received, index: number) => Answer | Promise<Answer>;
 
 export interface Receiver {
   url: string;
@@ -57,7 +58,7 @@ export async function startReceiver(respond: Respond = () => ({ status: 200 })):
       const answer = await receiver.respond(entry, index);
       if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
       res.writeHead(answer.status, answer.headers ?? {});
-      res.end();
+      res.end(answer.body);
       const w = waiters;
       waiters = [];
       w.forEach((f) => f());

@@ -1,6 +1,7 @@
 import { eventSk, orderingKey } from '#shared/events/ordering.ts';
 import { newEvent } from '#shared/events/outbox.ts';
-import { deliveryId, subscribes } from '#shared/webhooks/fanout.ts';
+import { deliveryId } from '#shared/webhooks/fanout.ts';
+import { subscribes } from '#shared/webhooks/model.ts';
 import { UUID_RE } from '#shared/http/schemas.ts';
 import type { Subscription } from '#shared/webhooks/model.ts';
 

@@ -16,7 +16,7 @@ describe('delivery signing', () => {
     // Assess
     expect(body).toBe('{"event":"contact.created","data":{"contact_id":"c","name":"Zoë"}}');
     expect(h['x-webhook-signature']).toBe(createHmac('sha256', secret).update(body).digest('hex'));
-    expect(h['x-webhook-timestamp']).toBe('2026-03-04T05:06:07.000Z');
+    expect(h['x-webhook-timestamp']).toBe('2026-03-04T05:06:07.890Z'); // the time of sending; Standard Webhooks' is whole seconds
     expect(h['webhook-timestamp']).toBe(String(Date.parse('2026-03-04T05:06:07Z') / 1000));
     expect(h['x-webhook-id']).toBe('d-1');
     expect(h['webhook-id']).toBe('d-1');
