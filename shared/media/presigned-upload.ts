@@ -9,7 +9,8 @@ import { MEDIA_RULES, type MediaType } from './formats.ts';
 import { uploadTooLarge } from './errors.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { claimUploadCompletion, getMedia, getUpload, markUploadCompleted, putUpload, releaseUploadCompletion, type UploadRecord } from './repository.ts';
-import { getObject, objectKeys, objectSize, presignPut } from './storage.ts';
+import { deleteObject, getObject, objectKeys, objectSize, presignPut } from './storage.ts';
+import { logger } from '#shared/log/logger.ts';
 import { checkMediaFile, sendingNumber, storeMedia, type UploadedMedia } from './upload-service.ts';
 
 /** How long the presigned URL accepts the PUT. */
@@ -112,7 +113,10 @@ async function finishUpload(businessId: string, upload: UploadRecord): Promise<U
   if (size > MEDIA_RULES[upload.type].maxBytes) throw uploadTooLarge(upload.type, size);
   const bytes = await getObject(upload.s3Key);
   const detected = await checkMediaFile(upload.type, bytes, upload.filename);
-  const media = await storeMedia(businessId, phoneNumberId, { type: upload.type, bytes, mimeType: detected.mime, filename: upload.filename, s3Key: upload.s3Key });
+  // The media keeps the bytes checked here, in an object of its own: the upload's URL still takes PUTs until it
+  // expires, and a file put there after this check must not become what the media id serves or converts.
+  const media = await storeMedia(businessId, phoneNumberId, { type: upload.type, bytes, mimeType: detected.mime, filename: upload.filename });
   await markUploadCompleted(businessId, upload.uploadId, media.media_id);
+  await deleteObject(upload.s3Key).catch((err: unknown) => logger.warn('upload object left for the bucket lifecycle', { businessId, uploadId: upload.uploadId, error: (err as Error).message }));
   return media;
 }

@@ -47,17 +47,15 @@ export interface StoreInput {
   bytes: Uint8Array;
   mimeType: string;
   filename?: string;
-  /** Already in S3 (presigned uploads): not written again. */
-  s3Key?: string;
 }
 
 /** Uploads checked bytes to the upstream media store, records the media id (valid about 30 days) and keeps the original. */
 export async function storeMedia(businessId: string, phoneNumberId: string, input: StoreInput): Promise<UploadedMedia> {
   const filename = input.filename || `${input.type}.${extensionOf(input.mimeType)}`;
-  const s3Key = input.s3Key ?? objectKeys.media(businessId, randomUUID());
+  const s3Key = objectKeys.media(businessId, randomUUID());
   const [mediaId] = await Promise.all([
     uploadToUpstream(businessId, phoneNumberId, input.bytes, input.mimeType, filename),
-    input.s3Key ? Promise.resolve() : putObject(s3Key, input.bytes, input.mimeType),
+    putObject(s3Key, input.bytes, input.mimeType),
   ]);
   await putMedia({
     businessId,

@@ -1,5 +1,5 @@
 /** The large-file path: POST /media/v1/uploads → PUT to S3 → POST /media/v1/uploads/{id}/complete. */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { startMediaHarness, type MediaHarness } from './harness.ts';
 import { noisePng, smallPng, tinyPdf } from './files.ts';
 
@@ -39,6 +39,26 @@ describe('presigned media uploads', () => {
     const stored = harness.sandbox.state.media.get(done.body.media_id);
     expect(stored.bytes.length).toBe(bytes.length);
     expect(stored.filename).toBe('report.pdf');
+  });
+
+  it('keeps the file it checked: a PUT to the upload URL after completion changes neither the media nor what its URL serves', async () => {
+    // Prepare: two PNGs of one length (the length is signed into the URL), the second put after completion
+    const [first, second] = await Promise.all([smallPng(), noisePng(64, 48)]);
+    const size = Math.max(first.length, second.length);
+    const pad = (png: Buffer) => Buffer.concat([png, Buffer.alloc(size - png.length)]);
+    const created = await create({ type: 'image', file_size: size, mime_type: 'image/png' });
+    expect((await put(created.body, pad(first))).status).toBe(200);
+    const done = await complete(created.body.upload_id);
+    expect(done.status).toBe(200);
+
+    // Act
+    await put(created.body, pad(second));
+    const view = await api.invoke('GET /{version}/{id}', { apiKey: tenant.apiKey, params: { version: 'v23.0', id: done.body.media_id } });
+    const served = Buffer.from(await (await fetch(view.body.url)).arrayBuffer());
+
+    // Assess
+    expect(served.equals(pad(first))).toBe(true);
+    expect(view.body.sha256).toBe(createHash('sha256').update(pad(first)).digest('hex'));
   });
 
   it('answers the same media when completed twice', async () => {
