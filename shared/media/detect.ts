@@ -1,6 +1,6 @@
 /**
  * What a file really is, from its bytes (file-type's magic numbers), never from its declared MIME.
- * Cases file-type leaves open are settled here: plain text (no magic number); the legacy Office formats, which
+ * Cases file-type leaves open are settled here: plain text (no magic number; UTF-16's byte-order mark is no MPEG frame); the legacy Office formats, which
  * share one container (OLE2/CFB) and are told apart by their main stream's name, or else by the name the client
  * gave; and an MP4 with sound tracks only, which is audio (an AAC recording saved as .mp4), not video. file-type
  * (and the tokenizer under it) is loaded on the first file checked, not at cold start.
@@ -42,24 +42,36 @@ function mp4TrackKinds(bytes: Uint8Array): Set<string> {
   return kinds;
 }
 
-/** Heuristic for text: valid UTF-8 without NUL or most control bytes in the first 64 KB. */
+/** A control character no text holds (tab, line breaks, form feed and escape are text). */
+const isControl = (c: number) => c < 0x09 || (c > 0x0d && c < 0x20 && c !== 0x1b);
+
+/**
+ * Heuristic for text, in the first 64 KB: no NUL or other control character, in UTF-8 or a single-byte character set
+ * (a CSV exported from Windows is Windows-1252), or UTF-16 that starts with its byte-order mark.
+ */
 function looksLikeText(bytes: Uint8Array): boolean {
   const sample = bytes.subarray(0, 64 * 1024);
   if (sample.length === 0) return false;
-  for (const b of sample) {
-    if (b === 0) return false;
-    if (b < 0x09 || (b > 0x0d && b < 0x20 && b !== 0x1b)) return false;
+  const utf16 = utf16Encoding(sample);
+  if (utf16) {
+    try {
+      // Streamed: a character cut at the sample's end is left undecoded, not an error.
+      const text = new TextDecoder(utf16, { fatal: true }).decode(sample.subarray(2), { stream: sample.length < bytes.length });
+      return ![...text].some((ch) => isControl(ch.codePointAt(0)!));
+    } catch {
+      return false;
+    }
   }
-  try {
-    // A multi-byte character cut at the sample's end is fine: decode without the last 3 bytes then.
-    new TextDecoder('utf-8', { fatal: true }).decode(sample.length === bytes.length ? sample : sample.subarray(0, sample.length - 3));
-    return true;
-  } catch {
-    return false;
-  }
+  return !sample.some(isControl);
 }
 
+/** UTF-16's byte-order marks (FF FE little-endian, FE FF big-endian), which file-type reads as an MPEG audio frame. */
+const utf16Encoding = (bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefined =>
+  bytes[0] === 0xff && bytes[1] === 0xfe ? 'utf-16le' : bytes[0] === 0xfe && bytes[1] === 0xff ? 'utf-16be' : undefined;
+
 export async function detectMime(bytes: Uint8Array, filename?: string): Promise<Detected | undefined> {
+  // A byte-order mark is no audio frame when UTF-16 text follows it.
+  if (utf16Encoding(bytes) && looksLikeText(bytes)) return { mime: MIME.txt };
   const found = await (await fileType()).fileTypeFromBuffer(bytes);
   if (!found) return looksLikeText(bytes) ? { mime: MIME.txt } : undefined;
   const [base, params = ''] = found.mime.split(';').map((s) => s.trim());

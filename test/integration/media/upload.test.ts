@@ -65,6 +65,19 @@ describe('POST /media/v1', () => {
     expect(res.body.detected_mime_type).toBe('application/pdf');
   });
 
+  it('takes UTF-16 and Windows-1252 text files as documents, and refuses them as audio', async () => {
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Hello world\r\n', 'utf16le')]);
+    const latin1 = Buffer.from('Nombre;Ciudad\r\nPeña;León\r\n', 'latin1');
+    for (const [bytes, filename] of [[utf16, 'notes.txt'], [latin1, 'clientes.csv']] as const) {
+      const document = await invokeMultipart(tenant.apiKey, { type: 'document' }, { bytes, filename });
+      expect(document.status).toBe(200);
+      expect(document.body).toMatchObject({ mime_type: 'text/plain', type: 'document' });
+      const audio = await invokeMultipart(tenant.apiKey, { type: 'audio' }, { bytes, filename });
+      expect(audio.status).toBe(400);
+      expect(audio.body).toMatchObject({ error: 'unsupported_media_type', detected_mime_type: 'text/plain' });
+    }
+  });
+
   it('refuses OGG that is not Opus', async () => {
     const res = await invokeMultipart(tenant.apiKey, { type: 'audio' }, { bytes: await toneVorbis(1), filename: 'a.ogg' });
     expect(res.status).toBe(400);

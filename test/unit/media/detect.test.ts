@@ -8,6 +8,22 @@ describe('detectMime', () => {
     expect(await detectMime(Buffer.from('Hola, ¿qué tal?\nSegunda línea\n'))).toEqual({ mime: 'text/plain' });
   });
 
+  it('recognises text in a single-byte character set (a CSV exported from Windows) and UTF-16 after its byte-order mark', async () => {
+    expect(await detectMime(Buffer.from('Nombre;Ciudad\r\nPeña;León\r\n', 'latin1'))).toEqual({ mime: 'text/plain' });
+    const utf16le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Hello world ✓\r\n', 'utf16le')]);
+    expect(await detectMime(utf16le)).toEqual({ mime: 'text/plain' });
+    const utf16be = Buffer.from(Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('Hello world\n', 'utf16le').swap16()]));
+    expect(await detectMime(utf16be)).toEqual({ mime: 'text/plain' });
+    // Longer than the sample, with a surrogate pair cut at its end: still text.
+    const long = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('a'.repeat(32 * 1024 - 2) + '😀'.repeat(100), 'utf16le')]);
+    expect(await detectMime(long)).toEqual({ mime: 'text/plain' });
+  });
+
+  it('reads an MPEG frame that starts like a byte-order mark as audio when no text follows', async () => {
+    const frame = Buffer.concat([Buffer.from([0xff, 0xfe, 0x90, 0x00]), Buffer.alloc(400, 0x00)]);
+    expect(await detectMime(frame)).not.toEqual({ mime: 'text/plain' });
+  });
+
   it('does not take binary noise for text', async () => {
     expect(await detectMime(Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x10]))).toBeUndefined();
   });
