@@ -7,7 +7,7 @@ import { ApiError } from '#shared/http/errors.ts';
 import { logger } from '#shared/log/logger.ts';
 import { settleRecipient, type Outcome } from './recipients.ts';
 import { addCounts } from './counts.ts';
-import { BroadcastStopped, sendTemplate } from './sender.ts';
+import { BroadcastStopped, retryTemplate, sendTemplate } from './sender.ts';
 import type { Broadcast, BroadcastError, Recipient } from './model.ts';
 
 /**
@@ -76,7 +76,7 @@ export class Pipeline {
     }
     let outcome: Outcome;
     try {
-      const res = await sendTemplate(businessId, id, r.contact_id, r.request ?? {});
+      const res = r.message_id ? await retryTemplate(businessId, id, r.message_id) : await sendTemplate(businessId, id, r.contact_id, r.request ?? {});
       faults.afterSend?.(r);
       outcome = { state: 'sent', message_id: res.messageId, wamid: res.wamid };
     } catch (err) {
@@ -89,11 +89,11 @@ export class Pipeline {
       const classified = classify(err);
       if (classified.kind === 'throttled') {
         this.throttled = true;
-        await settleRecipient(businessId, id, r.contact_id, { state: 'pending' }, lease);
+        await settleRecipient(businessId, id, r.contact_id, { state: 'pending', message_id: classified.messageId ?? r.message_id }, lease);
         return;
       }
       if (classified.kind === 'fatal') this.fatal ??= classified.error;
-      outcome = { state: 'failed', message_id: classified.messageId, error: classified.error };
+      outcome = { state: 'failed', message_id: classified.messageId ?? r.message_id, error: classified.error };
     }
     if (await settleRecipient(businessId, id, r.contact_id, outcome, lease)) {
       if (outcome.state === 'sent') this.sent++;
@@ -113,18 +113,18 @@ export class SimulatedCrash extends Error {}
 
 type Classified =
   | { kind: 'fatal' | 'recipient'; error: BroadcastError; messageId: string | null }
-  | { kind: 'throttled' };
+  | { kind: 'throttled'; messageId: string | null };
 
 function classify(err: unknown): Classified {
   if (err instanceof ApiError) {
     const body = err.body as Record<string, any>;
     const code = body.code === undefined || body.code === null ? undefined : String(body.code);
     const name = String(body.error ?? 'send_failed');
-    if (err.status === 429 || (code && THROTTLE_CODES.has(code))) return { kind: 'throttled' };
-    // The first attempt of a worker that died is still marked in progress: it may have gone out.
-    if (name === 'idempotency_in_progress') return { kind: 'recipient', messageId: null, error: OUTCOME_UNKNOWN };
-    const error: BroadcastError = { error: name, ...(code ? { code } : {}), message: String(body.message ?? name) };
     const messageId = typeof body.data?.id === 'string' ? body.data.id : null;
+    if (err.status === 429 || (code && THROTTLE_CODES.has(code))) return { kind: 'throttled', messageId };
+    // The first attempt (or the retry) of a worker that died is still marked in progress: it may have gone out.
+    if (name === 'idempotency_in_progress' || name === 'invalid_state') return { kind: 'recipient', messageId: null, error: OUTCOME_UNKNOWN };
+    const error: BroadcastError = { error: name, ...(code ? { code } : {}), message: String(body.message ?? name) };
     const fatal = (code && FATAL_CODES.has(code)) || FATAL_ERRORS.has(name.toLowerCase()) || code === 'MEDIA_PERMISSION_DENIED';
     return { kind: fatal ? 'fatal' : 'recipient', error, messageId };
   }

@@ -108,7 +108,8 @@ export type Outcome =
   | { state: 'sent'; message_id: string | null; wamid: string | null }
   | { state: 'failed'; message_id: string | null; error: { error: string; code?: string; message: string } }
   | { state: 'cancelled'; reason: string }
-  | { state: 'pending' };
+  /** Back to the queue; with the message a throttled send left failed, which the recipient's next turn retries. */
+  | { state: 'pending'; message_id?: string | null };
 
 /**
  * Records what happened to a claimed recipient (only under the claim `lease`, or any claim when `lease` is
@@ -147,6 +148,10 @@ export async function settleRecipient(
     remove.push('gsi1pk', 'gsi1sk', 'send_request');
   } else {
     remove = ['lease', 'lease_until'];
+    if (outcome.message_id) {
+      values[':mid'] = outcome.message_id;
+      set.push('message_id = :mid');
+    }
   }
   fromStates.forEach((s, i) => { values[`:from${i}`] = s; });
   let condition = `#state IN (${fromStates.map((_, i) => `:from${i}`).join(', ')})`;

@@ -4,9 +4,11 @@
  *
  * Each recipient's send carries the idempotency key `broadcast:{broadcastId}:{contactId}`: when a worker dies
  * between sending and recording, the next attempt gets the first outcome back instead of a second message. Each is
- * recorded under the condition that the broadcast has not been cancelled (its stop marker, written by the cancel).
+ * recorded under the condition that the broadcast has not been cancelled (its stop marker, written by the cancel). A
+ * recipient whose send the upstream throttled keeps its failed message, which its next turn retries.
  */
 import { sendMessage } from '#shared/messages/send.ts';
+import { retryMessage } from '#shared/messages/retry.ts';
 import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 
@@ -23,16 +25,27 @@ export interface Sent {
   wamid: string | null;
 }
 
+/** A broadcast's sends are recorded (and so sent) only while it has no stop marker: a cancel's answer stops every send after it. */
+const notStopped = (businessId: string, broadcastId: string) => ({
+  items: [{ ConditionCheck: { TableName: table(), Key: keys.broadcastStop(businessId, broadcastId), ConditionExpression: 'attribute_not_exists(pk)' } }],
+  refused: () => new BroadcastStopped(broadcastId),
+});
+
 export async function sendTemplate(businessId: string, broadcastId: string, contactId: string, request: Record<string, unknown>): Promise<Sent> {
   const res = await sendMessage(businessId, request, {
     sentBy: 'broadcast',
     broadcastId,
     idempotencyKey: `broadcast:${broadcastId}:${contactId}`,
-    // Recorded (and so sent) only while the broadcast has no stop marker: a cancel's answer stops every send after it.
-    recordIf: {
-      items: [{ ConditionCheck: { TableName: table(), Key: keys.broadcastStop(businessId, broadcastId), ConditionExpression: 'attribute_not_exists(pk)' } }],
-      refused: () => new BroadcastStopped(broadcastId),
-    },
+    recordIf: notStopped(businessId, broadcastId),
   });
   return { messageId: res.data?.id ?? res.messages?.[0]?.id ?? null, wamid: res.messages?.[0]?.wamid ?? null };
+}
+
+/**
+ * Sends again the recipient's message that the upstream's throttling failed (the same message: its key would only
+ * answer that failure again), as `POST /messages/v1/{id}/retry` does, while the broadcast is not cancelled.
+ */
+export async function retryTemplate(businessId: string, broadcastId: string, messageId: string): Promise<Sent> {
+  const res = await retryMessage(businessId, messageId, undefined, { claimIf: notStopped(businessId, broadcastId) });
+  return { messageId: res.data.id, wamid: res.data.messageId };
 }

@@ -58,7 +58,16 @@ export async function loadRetryContext(businessId: string, id: string): Promise<
 export const prefetchRetryContext = (businessId: string, id: string | undefined): Promise<RetryContext | undefined> =>
   id && UUID_RE.test(id) ? loadRetryContext(businessId, id).catch(() => undefined) : Promise.resolve(undefined);
 
-export async function retryMessage(businessId: string, id: string, prefetched?: RetryContext): Promise<RetryResult> {
+/**
+ * A broadcast's run retrying its recipient's message (one the upstream's throttling failed): the run's pace took the
+ * budget unit, the claim holds only while `claimIf` does (the broadcast not cancelled; else `refused()` is thrown),
+ * and the run settles its recipient itself.
+ */
+export interface BroadcastRetry {
+  claimIf: { items: TransactItem[]; refused: () => Error };
+}
+
+export async function retryMessage(businessId: string, id: string, prefetched?: RetryContext, broadcast?: BroadcastRetry): Promise<RetryResult> {
   const { message, business, aiSettings } = prefetched ?? (await loadRetryContext(businessId, id));
   if (!message) throw await missingRecord('message', id, businessId, notFound(`Message ${id} not found`));
   // An inbound message is never failed: the contract's "status is not failed" answer, as for a sent one.
@@ -69,17 +78,26 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
   const claimedAt = new Date().toISOString();
   // Claimed while the business's budget unit and the number's throughput place are taken.
   const reserved = reserveSend(phoneNumberId);
+  const claim = claimItems(message, attempt, claimedAt);
+  const conditions = broadcast?.claimIf.items ?? [];
   const [claimed, budgetTaken] = await Promise.all([
-    commit([...claimItems(message, attempt, claimedAt), contactLive(message)]).then(
+    commit([...claim, ...conditions, contactLive(message)]).then(
       () => true as const,
-      (err) => (messageConditionFailed(err) ? false : cancellationCodes(err)?.at(-1) === 'ConditionalCheckFailed' ? ('contact deleted' as const) : Promise.reject(err)),
+      (err) => {
+        if (messageConditionFailed(err)) return false;
+        const failed = cancellationCodes(err)?.lastIndexOf('ConditionalCheckFailed') ?? -1;
+        if (failed === claim.length + conditions.length) return 'contact deleted' as const;
+        if (failed >= claim.length) return 'refused' as const;
+        return Promise.reject(err);
+      },
     ),
-    consumeOrdinarySend(businessId),
+    broadcast ? Promise.resolve(true) : consumeOrdinarySend(businessId),
   ]);
   // Nothing was claimed: the message stays failed, as when another retry holds it.
   if (claimed === 'contact deleted') {
     throw notFound(`The contact of message ${id} was deleted; a retry would send to a contact that no longer exists`);
   }
+  if (claimed === 'refused') throw broadcast!.claimIf.refused();
   if (claimed && !budgetTaken) {
     // Refused before it went out: the message goes back to failed, untouched.
     await commit(unclaimItems(message, attempt, new Date().toISOString()));
@@ -139,7 +157,7 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
     () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt, ...aiAfterSend(message.ai, handoff) }),
     (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound', ...aiAfterSend(message.ai, handoff, current) }),
   );
-  if (message.broadcastId) {
+  if (message.broadcastId && !broadcast) {
     // A broadcast's recipient follows its message: sent again, as its events say. Not a reason to fail the answer: the
     // message is sent.
     const { onMessageRetried } = await import('#shared/broadcasts/status.ts');

@@ -231,6 +231,53 @@ describe('broadcasts through the local stack', () => {
     expect(recipient.error ?? null).toBeNull();
   });
 
+  it('goes on once the upstream stops throttling a send through all its attempts: its recipient is sent the same message, once', async () => {
+    // Prepare: the first send's three upstream attempts throttled
+    const person = { phone_number: phone(), name: 'Paz' };
+    const [id] = await createContacts([person]);
+    const fault = await fetch(`${stack.sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'throttle', count: 3, target: 'messages' }) });
+    expect(fault.ok).toBe(true);
+
+    // Act
+    const created = await api('POST', '/broadcasts/v1', { name: 'Throttled', templateName: 'order_update', template_parameters: ['{{contact.name}}', 'T-1'], contact_ids: [id] });
+
+    // Assess
+    const done = await broadcastIn(created.body.data.id, ['completed', 'failed']);
+    expect(done).toMatchObject({ status: 'completed', counts: { total: 1, sent: 1, failed: 0, pending: 0 } });
+    const [recipient] = await allRecipients(done.id);
+    expect(recipient).toMatchObject({ status: 'sent', error: null });
+    expect(sentList(await sandboxSent(person.phone_number))).toHaveLength(1);
+    const message = (await api('GET', `/messages/v1/${recipient.message_id}`)).body.message;
+    expect(message).toMatchObject({ id: recipient.message_id, status: 'sent', wamid: recipient.wamid, retriedAt: expect.any(String) });
+    const listed = (await api('GET', `/conversations/v1/${message.conversationId}/messages`)).body.messages as any[];
+    expect(listed.filter((m) => m.direction === 'outbound').map((m) => m.id)).toEqual([recipient.message_id]);
+  });
+
+  it("retries a throttled recipient's message only while its broadcast is not cancelled", async () => {
+    // Prepare: a message the upstream's throttling failed, and two broadcasts, one cancelled (its stop marker)
+    const { retryTemplate, BroadcastStopped } = await import('#shared/broadcasts/sender.ts');
+    const { db, table } = await import('#shared/store/client.ts');
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { keys } = await import('#shared/store/keys.ts');
+    const to = phone();
+    await fetch(`${stack.sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'throttle', count: 3, target: 'messages' }) });
+    const failed = await api('POST', '/messages/v1', { to, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } });
+    expect(failed.status).toBe(429);
+    const [cancelled, running] = [crypto.randomUUID(), crypto.randomUUID()];
+    await db.send(new PutCommand({ TableName: table(), Item: { ...keys.broadcastStop(businessId, cancelled), type: 'broadcastStop' } }));
+
+    // Act
+    const refused = await retryTemplate(businessId, cancelled, failed.body.data.id).catch((err: unknown) => err);
+    const stillFailed = (await api('GET', `/messages/v1/${failed.body.data.id}`)).body.message;
+    const sent = await retryTemplate(businessId, running, failed.body.data.id);
+
+    // Assess
+    expect(refused).toBeInstanceOf(BroadcastStopped);
+    expect(stillFailed.status).toBe('failed');
+    expect(sent.messageId).toBe(failed.body.data.id);
+    expect(sentList(await sandboxSent(to))).toHaveLength(1);
+  });
+
   it('fails with broadcast.failed when the upstream rejects the template, and sends no more', async () => {
     // Prepare
     const people = Array.from({ length: 6 }, (_, i) => ({ phone_number: phone(), name: `T${i}` }));
