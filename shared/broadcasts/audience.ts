@@ -37,11 +37,18 @@ export async function audienceContactIds(b: Broadcast): Promise<string[]> {
 const skip = (contactId: string, seq: number, reason: SkipReason, phone: string | null = null): NewRecipient =>
   ({ contact_id: contactId, seq, state: 'skipped', phone_number: phone, reason });
 
+/** Why a contact is not sent to, or undefined when it is: asked when the audience is frozen and again at its turn. */
+export function unreachable(contact: Contact | undefined): Extract<SkipReason, 'not_found' | 'deleted' | 'opted_out' | 'no_phone'> | undefined {
+  if (!contact) return 'not_found';
+  if (contact.deleted_at) return 'deleted';
+  if (contact.opted_out) return 'opted_out';
+  if (!contact.phone_number) return 'no_phone';
+  return undefined;
+}
+
 export function classify(contactId: string, seq: number, contact: Contact | undefined, b: Broadcast, seenPhones: Set<string>): NewRecipient {
-  if (!contact) return skip(contactId, seq, 'not_found');
-  if (contact.deleted_at) return skip(contactId, seq, 'deleted', contact.phone_number ?? null);
-  if (contact.opted_out) return skip(contactId, seq, 'opted_out', contact.phone_number);
-  if (!contact.phone_number) return skip(contactId, seq, 'no_phone');
+  const reason = unreachable(contact);
+  if (reason || !contact?.phone_number) return skip(contactId, seq, reason ?? 'no_phone', contact?.phone_number ?? null);
   // Phones are unique among live contacts; this only guards against sending one number twice.
   if (seenPhones.has(contact.phone_number)) return skip(contactId, seq, 'duplicate_phone', contact.phone_number);
   let request: Record<string, unknown>;

@@ -8,6 +8,8 @@ import { logger } from '#shared/log/logger.ts';
 import { settleRecipient, type Outcome } from './recipients.ts';
 import { addCounts } from './counts.ts';
 import { BroadcastStopped, retryTemplate, sendTemplate } from './sender.ts';
+import { unreachable } from './audience.ts';
+import { getStoredContact } from '#shared/contacts/repository.ts';
 import type { Broadcast, BroadcastError, Recipient } from './model.ts';
 
 /**
@@ -34,6 +36,7 @@ export class Pipeline {
   throttled = false;
   private sent = 0;
   private failed = 0;
+  private skipped = 0;
   private readonly running = new Set<Promise<void>>();
 
   constructor(readonly b: Broadcast, readonly capacity: number) {}
@@ -57,9 +60,10 @@ export class Pipeline {
   }
 
   async flushCounts(): Promise<void> {
-    const delta = { sent: this.sent, failed: this.failed };
+    const delta = { sent: this.sent, failed: this.failed, skipped: this.skipped };
     this.sent = 0;
     this.failed = 0;
+    this.skipped = 0;
     await addCounts(this.b.businessId, this.b.id, delta, { untilTallied: true });
   }
 
@@ -74,9 +78,19 @@ export class Pipeline {
       await settleRecipient(businessId, id, r.contact_id, { state: 'pending' }, lease);
       return;
     }
+    // The contact as it is at its turn: one deleted or opted out since the start is skipped (the send would make a new
+    // contact of a deleted one's number), and one given another number is sent to that one.
+    const contact = (await getStoredContact(businessId, r.contact_id))?.contact;
+    const lapsed = unreachable(contact);
+    if (lapsed) {
+      if (await settleRecipient(businessId, id, r.contact_id, { state: 'skipped', reason: lapsed }, lease)) this.skipped++;
+      return;
+    }
     let outcome: Outcome;
     try {
-      const res = r.message_id ? await retryTemplate(businessId, id, r.message_id) : await sendTemplate(businessId, id, r.contact_id, r.request ?? {});
+      const res = r.message_id
+        ? await retryTemplate(businessId, id, r.message_id)
+        : await sendTemplate(businessId, id, r.contact_id, { ...r.request, to: contact!.phone_number });
       faults.afterSend?.(r);
       outcome = { state: 'sent', message_id: res.messageId, wamid: res.wamid };
     } catch (err) {

@@ -11,7 +11,7 @@ import { applied, isConditionFailure } from '#shared/store/conditional.ts';
 import { keys } from '#shared/store/keys.ts';
 import { batchWriteAll } from '#shared/store/batch.ts';
 import { queryIndexPage, queryListPage } from '#shared/store/query.ts';
-import type { Recipient, RecipientState } from './model.ts';
+import type { Recipient, RecipientState, SkipReason } from './model.ts';
 
 const toRecipient = (item: Record<string, any>): Recipient => ({
   broadcast_id: item.broadcast_id,
@@ -108,6 +108,8 @@ export type Outcome =
   | { state: 'sent'; message_id: string | null; wamid: string | null }
   | { state: 'failed'; message_id: string | null; error: { error: string; code?: string; message: string } }
   | { state: 'cancelled'; reason: string }
+  /** Deleted, opted out or left without a number since the audience was frozen: not sent to. */
+  | { state: 'skipped'; reason: SkipReason }
   /** Back to the queue; with the message a throttled send left failed, which the recipient's next turn retries. */
   | { state: 'pending'; message_id?: string | null };
 
@@ -141,7 +143,7 @@ export async function settleRecipient(
     set.push('message_id = :mid', '#error = :err', 'failed_at = :at');
     names['#error'] = 'error';
     pointToMessage(outcome.message_id);
-  } else if (outcome.state === 'cancelled') {
+  } else if (outcome.state === 'cancelled' || outcome.state === 'skipped') {
     Object.assign(values, { ':reason': outcome.reason });
     set.push('#reason = :reason');
     names['#reason'] = 'reason';

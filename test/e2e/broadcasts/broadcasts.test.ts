@@ -183,6 +183,39 @@ describe('broadcasts through the local stack', () => {
     ].sort());
   });
 
+  it('does not send to a contact deleted or opted out after the start, and sends to the number a contact changed to', async () => {
+    // Prepare: 40 recipients at about 9 a second; the last three change once the audience is frozen
+    const people = Array.from({ length: 40 }, (_, i) => ({ phone_number: phone(), name: `Mid ${i}` }));
+    const ids = await createContacts(people);
+    const created = await api('POST', '/broadcasts/v1', { name: 'Mid-run changes', templateName: 'order_update', template_parameters: ['{{contact.name}}', 'M-1'], contact_ids: ids });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    await waitFor('started', async () => (await api('GET', `/broadcasts/v1/${id}`)).body.data.started_at);
+    const newNumber = phone();
+
+    // Act
+    const changes = await Promise.all([
+      api('DELETE', `/contacts/v1/${ids[39]}`),
+      api('PATCH', `/contacts/v1/${ids[38]}`, { opted_out: true }),
+      api('PATCH', `/contacts/v1/${ids[37]}`, { phone_number: newNumber }),
+    ]);
+
+    // Assess
+    expect(changes.map((r) => r.status)).toEqual([200, 200, 200]);
+    const done = await broadcastIn(id, ['completed']);
+    expect(done.counts).toMatchObject({ total: 40, sent: 38, skipped: 2, failed: 0, pending: 0 });
+    const recipients = await allRecipients(id);
+    expect(recipients.find((r) => r.contact_id === ids[39])).toMatchObject({ status: 'skipped', reason: 'deleted' });
+    expect(recipients.find((r) => r.contact_id === ids[38])).toMatchObject({ status: 'skipped', reason: 'opted_out' });
+    expect(sentList(await sandboxSent(people[39].phone_number))).toHaveLength(0);
+    expect(sentList(await sandboxSent(people[38].phone_number))).toHaveLength(0);
+    expect(sentList(await sandboxSent(people[37].phone_number))).toHaveLength(0);
+    expect(sentList(await sandboxSent(newNumber))).toHaveLength(1);
+    // The deleted contact's number did not come back as a new contact.
+    const search = await api('GET', `/contacts/v1?search=${encodeURIComponent(people[39].phone_number.slice(1))}`);
+    expect(search.body.contacts).toEqual([]);
+  });
+
   it('evaluates a dynamic segment once, when the broadcast starts', async () => {
     // Prepare
     const tag = `vip${phoneSeq}`;
