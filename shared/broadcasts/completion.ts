@@ -1,8 +1,9 @@
 /**
  * How a broadcast ends: `completed` once every recipient is settled (exact counts tallied from the recipients,
  * `broadcast.completed`); `failed` on an error no recipient can get past (`broadcast.failed`); and, for a cancelled
- * or failed broadcast, the sweep that marks what has not gone out as `cancelled`. A cancelled broadcast that had
- * started sending gets its end event (`broadcast.completed`, status `cancelled`) with the sweep's final tally.
+ * or failed broadcast, the sweep that marks what has not gone out as `cancelled`. A cancelled or failed broadcast that
+ * had started sending gets its end event (`broadcast.completed` with status `cancelled`, or `broadcast.failed`) with the
+ * sweep's final tally.
  */
 import { commit } from '#shared/events/outbox.ts';
 import { logger } from '#shared/log/logger.ts';
@@ -21,14 +22,17 @@ const SWEEP_PAGE = 100;
 /** A single write's or a transaction's condition did not hold: someone else changed the broadcast first. */
 export const isConditionFailure = (err: unknown) => isSingleConditionFailure(err) || cancelledByCondition(err);
 
-/** Commits `failed` (with `broadcast.failed`) for a running broadcast; a run that had started marks what has not gone out. */
+/**
+ * Commits `failed` for a running broadcast. One that had not started sending emits `broadcast.failed` at once; a run
+ * that had started marks what has not gone out, and its sweep emits the event with the final counts (as a cancel's).
+ */
 export async function failBroadcast(b: Broadcast, error: BroadcastError): Promise<void> {
   const failedAt = new Date().toISOString();
   const current = (await getBroadcast(b.businessId, b.id)) ?? b;
   try {
     await commit(
       [{ Update: transitionInput(b.businessId, b.id, ['running'], 'failed', { failed_at: failedAt, error }) }],
-      [broadcastFailed(current, error, current.counts, failedAt)],
+      current.started_at ? [] : [broadcastFailed(current, error, current.counts, failedAt)],
     );
   } catch (err) {
     if (!isConditionFailure(err)) throw err;
@@ -97,8 +101,8 @@ export async function sweep(b: Broadcast): Promise<'done' | 'more' | 'wait'> {
     const seen = await statusChanges(b.businessId, b.id);
     const { counts } = await tallyRecipients(b.businessId, b.id);
     if (!b.started_at && counts.total === 0) return 'done';
-    const ended = b.started_at && b.status === 'cancelled'
-      ? await endCancelled(b, counts, seen)
+    const ended = b.started_at && (b.status === 'cancelled' || b.status === 'failed')
+      ? await endStopped(b, counts, seen)
       : await transition(b.businessId, b.id, [b.status], b.status, talliedCounts(counts), ...tallyGuard(seen));
     if (ended) return 'done';
   }
@@ -106,15 +110,16 @@ export async function sweep(b: Broadcast): Promise<'done' | 'more' | 'wait'> {
 }
 
 /**
- * A cancelled run's first tally, with its end event: the counts of what went out before the cancel stopped it and
- * what it cancelled. A later tally (a duplicate run) finds it done and emits nothing.
+ * A cancelled or failed run's first tally, with its end event: the counts of what went out before the cancel or the
+ * failure stopped it and what that left out. A later tally (a duplicate run) finds it done and emits nothing.
  */
-async function endCancelled(b: Broadcast, counts: Counts, seen: number): Promise<boolean> {
+async function endStopped(b: Broadcast, counts: Counts, seen: number): Promise<boolean> {
   const [guard, values] = tallyGuard(seen);
+  const event = b.status === 'cancelled' ? broadcastCancelled(b, counts, b.cancelled_at!) : broadcastFailed(b, b.error!, counts, b.failed_at!);
   try {
     await commit(
-      [{ Update: transitionInput(b.businessId, b.id, ['cancelled'], 'cancelled', talliedCounts(counts), `${guard} AND attribute_not_exists(counts_tallied)`, values) }],
-      [broadcastCancelled(b, counts, b.cancelled_at!)],
+      [{ Update: transitionInput(b.businessId, b.id, [b.status], b.status, talliedCounts(counts), `${guard} AND attribute_not_exists(counts_tallied)`, values) }],
+      [event],
     );
     return true;
   } catch (err) {
