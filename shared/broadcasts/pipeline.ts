@@ -18,8 +18,11 @@ import type { Broadcast, BroadcastError, Recipient } from './model.ts';
  */
 export const faults: { afterSend?: (r: Recipient) => void } = {};
 
-/** Upstream codes no recipient gets past: the template or the account is the problem. */
-const FATAL_CODES = new Set(['132000', '132001', '132005', '132007', '132012', '132015', '132016', '131042', '131031', '190', '200', '10']);
+/**
+ * Upstream codes no recipient gets past: the template or the account is the problem. Not 131042 (payment): Meta
+ * gives it per message, and the sandbox (decisions.md) for a recipient's number, so it fails that recipient.
+ */
+const FATAL_CODES = new Set(['132000', '132001', '132005', '132007', '132012', '132015', '132016', '131031', '190', '200', '10']);
 const FATAL_ERRORS = new Set(['template_not_found', 'invalid_template_parameters', 'account_not_configured', 'messaging_not_configured']);
 /** Throughput limits: the recipient goes back to the queue and the step ends. */
 const THROTTLE_CODES = new Set(['130429', '131056', '80007', '4']);

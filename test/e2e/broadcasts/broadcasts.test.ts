@@ -311,6 +311,23 @@ describe('broadcasts through the local stack', () => {
     expect(sentList(await sandboxSent(to))).toHaveLength(1);
   });
 
+  it("fails only the recipients whose number the upstream refuses (the sandbox's 131026 and 131042), and sends to the rest", async () => {
+    // Prepare
+    const numbered = (code: string) => `+52166${String(++phoneSeq % 1e4).padStart(4, '0')}${code}`;
+    const people = [numbered('131042'), phone(), numbered('131026'), phone()].map((phone_number, i) => ({ phone_number, name: `N${i}` }));
+    const ids = await createContacts(people);
+
+    // Act
+    const created = await api('POST', '/broadcasts/v1', { name: 'Refused numbers', templateName: 'order_update', template_parameters: ['{{contact.name}}', 'N-1'], contact_ids: ids });
+
+    // Assess
+    const done = await broadcastIn(created.body.data.id, ['completed', 'failed']);
+    expect(done).toMatchObject({ status: 'completed', error: null, counts: { total: 4, sent: 2, failed: 2 } });
+    const recipients = await allRecipients(done.id);
+    expect(recipients.find((r) => r.contact_id === ids[0])).toMatchObject({ status: 'failed', error: { code: '131042' } });
+    expect(recipients.find((r) => r.contact_id === ids[2])).toMatchObject({ status: 'failed', error: { code: '131026' } });
+  });
+
   it('fails with broadcast.failed when the upstream rejects the template, and sends no more', async () => {
     // Prepare: more recipients than one second's sends, so that the failure leaves some to mark cancelled
     const people = Array.from({ length: 30 }, (_, i) => ({ phone_number: phone(), name: `T${i}` }));
