@@ -10,7 +10,11 @@
 import type { Contact } from '#shared/contacts/model.ts';
 import { ownValue } from '#shared/lang/client-keys.ts';
 
-const TOKEN = /\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(?:\|([^}]*))?\}\}/g;
+/**
+ * A placeholder: a path, then an optional fallback after a bar. A custom field's name is any the contact may have
+ * (`fecha-nacimiento`, `mi campo`, `año`), so a path is whatever stands between the braces, trimmed.
+ */
+const TOKEN = /\{\{\s*([^{}|\s](?:[^{}|]*[^{}|\s])?)\s*(?:\|([^}]*))?\}\}/g;
 
 export class MissingParameter extends Error {
   constructor(readonly placeholder: string) {

@@ -4,7 +4,7 @@ import type { Contact } from '#shared/contacts/model.ts';
 
 const ana: Contact = {
   id: '6f1c1a52-3a43-4d5e-9d0b-3f3f4b8c2a11', phone_number: '+5215512345678', name: ' Ana María López ', email: 'ana@example.com',
-  tags: [], custom_fields: { city: 'Monterrey', visits: 3, empty: '' }, assigned_agent_id: null, funnel_stage_id: null, origin: 'api',
+  tags: [], custom_fields: { city: 'Monterrey', visits: 3, empty: '', 'fecha-nacimiento': '1990-05-01', 'mi campo': 'sí', año: 2024 }, assigned_agent_id: null, funnel_stage_id: null, origin: 'api',
   opted_out: false, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', last_contact_at: null, deleted_at: null,
 };
 
@@ -18,6 +18,8 @@ describe('personalize', () => {
     ['{{contact.id}}', ana.id],
     ['{{custom_fields.country|México}}', 'México'],
     ['{{custom_fields.empty|vacío}}', 'vacío'],
+    // A custom field is named as the contact has it: dashes, spaces, accents.
+    ['{{custom_fields.fecha-nacimiento}} {{ contact.custom_fields.mi campo }} {{custom_fields.año|x}}', '1990-05-01 sí 2024'],
     // Placeholders that name no contact field are the template's own business.
     ['{{1}} and {{id}} and {{foo.bar}}', '{{1}} and {{id}} and {{foo.bar}}'],
   ])('renders %s as %s', (text, expected) => {
@@ -54,7 +56,7 @@ describe('unknownPlaceholders', () => {
   it('names ours that name no field or do not close, and leaves the template\'s own alone', () => {
     expect(unknownPlaceholders({ a: ['{{contact.foo}} {{contact.name}}', { b: 'Hola {{custom_fields.city|x}} {{contact.name' }], c: '{{1}} {{foo.bar}} {{id}}' }))
       .toEqual(['{{contact.foo}}', '{{contact.name']);
-    expect(unknownPlaceholders(['{{ contact.first_name }}', '{{contact.custom_fields.visits}}', '{{contact.id}}', 7, null])).toEqual([]);
+    expect(unknownPlaceholders(['{{ contact.first_name }}', '{{contact.custom_fields.visits}}', '{{contact.id}}', '{{custom_fields.my-field|x}}', 7, null])).toEqual([]);
   });
 });
 
