@@ -29,6 +29,7 @@ import { unknownPlaceholders } from './personalize.ts';
 import { broadcastView, recipientView, type Broadcast, type RecipientStatus, type TemplateRequest } from './model.ts';
 import type { CreateBroadcastInput } from './schemas.ts';
 import type { BroadcastMessage } from './messages.ts';
+import { parseIso } from '#shared/lang/iso-date.ts';
 
 const TEMPLATE_FIELDS = ['templateName', 'template_parameters', 'language', 'header_media', 'allowButtonIdOverride', 'template'] as const;
 /** Stands in for the recipient while the template is validated like a send. */
@@ -78,12 +79,10 @@ function sendAtOf(input: CreateBroadcastInput, nowMs: number): string | null {
   if (input.send_at === undefined || input.send_at === null) return null;
   const errors: FieldErrors = {};
   // ISO 8601 date-time with a time zone (Z or an offset), so that the moment is unambiguous; a day or hour the calendar
-  // does not have (November 31, 24:00) is refused, where Date.parse would roll it over into the next one.
-  const iso = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/;
-  const parts = iso.exec(input.send_at);
-  const at = Date.parse(input.send_at);
-  const onTheCalendar = (m: RegExpExecArray) => Number(m[3]) >= 1 && Number(m[3]) <= new Date(Date.UTC(Number(m[1]), Number(m[2]), 0)).getUTCDate() && Number(m[4]) <= 23;
-  if (!parts || !onTheCalendar(parts) || Number.isNaN(at)) errors.send_at = ['send_at must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T15:00:00Z'];
+  // does not have (November 31, 24:00) is refused.
+  const parsed = parseIso(input.send_at);
+  const at = parsed?.ms ?? NaN;
+  if (!parsed?.time || !parsed.zone) errors.send_at = ['send_at must be an ISO 8601 date-time with a time zone, e.g. 2026-01-31T15:00:00Z'];
   else if (at <= nowMs) errors.send_at = ['send_at must be in the future'];
   else if (at > nowMs + broadcastSettings.maxScheduleDays * 86_400_000) errors.send_at = [`send_at must be at most ${broadcastSettings.maxScheduleDays} days ahead`];
   if (errors.send_at) throw validationError(errors, errors.send_at[0]);

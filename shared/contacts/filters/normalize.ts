@@ -2,6 +2,8 @@
  * Text normalisation shared by the projection writer and every filter: one definition, so that what is
  * stored and what is compared can never disagree. Matching is case- and accent-insensitive.
  */
+import { parseIso } from '#shared/lang/iso-date.ts';
+
 export const fold = (s: string): string =>
   s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().trim();
 
@@ -19,9 +21,8 @@ export const unpackUuid = (packed: string): string => {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 };
 
-/** ISO 8601 → epoch seconds (the projection's date unit), null when absent or unparsable. */
+/** ISO 8601 → epoch seconds (the projection's date unit), null when absent or not an ISO 8601 date or date-time. */
 export const epochSeconds = (iso: string | null | undefined): number | null => {
-  if (!iso) return null;
-  const ms = Date.parse(iso);
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) : null;
+  const parsed = iso ? parseIso(iso) : undefined;
+  return parsed ? Math.floor(parsed.ms / 1000) : null;
 };

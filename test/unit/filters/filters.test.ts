@@ -69,6 +69,8 @@ describe('validateFilters (strict)', () => {
     [{ custom_fields: { city: { equals: 'x', like: 'y' } } }, /unknown key/],
     [{ segment_id: '11111111-2222-4333-8444-555555555555' }, /not allowed/],
     [[], /must be an object/],
+    // Dates are ISO 8601, read strictly (Date.parse takes "hello 5" for May 2001 and rolls February 30 into March).
+    ...['hello 5', '12', 'June 2030', '2024-02-30', '2024-13-01', '2024-01-01T25:00Z', '2024-01-01 10:00'].map((d) => [{ created_at: { before: d } }, /ISO 8601/]),
   ])('rejects %j', (input, message) => {
     const res = validateFilters(input, { allowSegmentId: false });
     expect(res.ok).toBe(false);
@@ -84,6 +86,9 @@ describe('validateFilters (strict)', () => {
       opted_out: false, segment_id: '11111111-2222-4333-8444-555555555555',
     };
     expect(validateFilters(filters, { allowSegmentId: true }).ok).toBe(true);
+    for (const d of ['2024-02-29', '2024-01-01T10:00', '2024-01-01T10:00:00.123Z', '2024-01-01T10:00+05:30', '2024-01-01T10:00:00-0600']) {
+      expect(validateFilters({ last_contact_at: { after: d } }, { allowSegmentId: false }).ok).toBe(true);
+    }
   });
 });
 
@@ -149,6 +154,7 @@ describe('segment rules', () => {
     [{ version: 2, operator: 'OR', groups: [] }, /no condition/],
     [{ version: 2, operator: 'OR', groups: [{ operator: 'AND', conditions: [{ field: 'phone', operator: 'contains', value: 'abc' }] }] }, /no digits/],
     ['tags=vip', /must be an object/],
+    [{ operator: 'AND', conditions: [{ field: 'created_at', operator: 'after', value: '1' }] }, /ISO 8601/],
   ])('rejects %j with a message that says what to fix', (rules, message) => {
     const parsed = parseRules(rules);
     expect(parsed.ok).toBe(false);
