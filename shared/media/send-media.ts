@@ -9,7 +9,7 @@
 import { basename } from 'node:path';
 import { ApiError } from '#shared/http/errors.ts';
 import { extensionOf, MEDIA_RULES, MIME, type MediaType } from './formats.ts';
-import { mediaTooLarge, sizeOver, unsupportedFormat } from './errors.ts';
+import { mediaTooLarge, sizeOver } from './errors.ts';
 import { requireAccessibleMediaId, requireUsableAs } from './media-id.ts';
 import { captionable, upstreamObject, type MediaObject, type UpstreamMediaObject } from './upstream-object.ts';
 

@@ -14,7 +14,6 @@ import { findOrCreateContactByPhone } from '#shared/contacts/repository.ts';
 import type { Contact } from '#shared/contacts/model.ts';
 import { normalizePhone } from '#shared/contacts/phone.ts';
 import { ContactGone, findOrCreateConversation, type Conversation } from '#shared/conversations/repository.ts';
-import { getBusiness } from '#shared/business/repository.ts';
 import { isMediaType } from '#shared/media/formats.ts';
 import { onFirstUse } from '#shared/lang/on-first-use.ts';
 import type { SendRequest } from './schemas.ts';
@@ -32,7 +31,7 @@ import { commit, type TransactItem } from '#shared/events/outbox.ts';
 import { discardItems } from './send-state.ts';
 import { reserveSend } from '#shared/upstream/client.ts';
 import { storedFailureReply } from '#shared/upstream/error-codes.ts';
-import { loadSendContext, messagingAccount, routeChecks, routePut, type SendContext } from './send-route.ts';
+import { loadSendContext, routeChecks, routePut, type SendContext } from './send-route.ts';
 
 export type { OutboundDraft, SendResult } from './draft.ts';
 

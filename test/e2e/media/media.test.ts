@@ -9,7 +9,6 @@ import { startFileServer } from '../../support/http.ts';
 const MB = 1024 * 1024;
 let stack: LocalStack;
 let files: Awaited<ReturnType<typeof startFileServer>>;
-let filesUrl: string;
 const served: Record<string, Buffer> = {};
 
 beforeAll(async () => {
@@ -18,7 +17,6 @@ beforeAll(async () => {
   served['/sandbox-unreachable/pic.png'] = await smallPng();
   served['/big-clip.mp4'] = Buffer.concat([await smallMp4(), Buffer.alloc(17 * MB)]);
   files = await startFileServer(served);
-  filesUrl = files.url;
 }, 120_000);
 
 afterAll(async () => {

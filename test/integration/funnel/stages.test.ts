@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { invoke, newTenant } from '../../support/api.ts';
 import { createApiKey } from '#shared/auth/api-keys.ts';
 import { db, table } from '#shared/store/client.ts';

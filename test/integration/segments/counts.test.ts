@@ -3,7 +3,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, dynamo, table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 import { invoke, newTenant } from '../../support/api.ts';
-import { contact, contactItem, seedContacts, daysAgoIso } from './seed.ts';
+import { contact, seedContacts, daysAgoIso } from './seed.ts';
 
 /** Runs `work`, and names each read of the contact projection (the shard index) it made, at the table client. */
 async function withProjectionReads<T>(work: () => Promise<T>): Promise<{ result: T; projectionReads: string[] }> {

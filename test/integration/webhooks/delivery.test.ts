@@ -4,7 +4,7 @@ import { invoke, newTenant, type TestTenant } from '../../support/api.ts';
 import type { LocalQueues } from '#infra/local/queues.ts';
 import { startQueues } from '../../support/queues.ts';
 import { inOwnTable, scanTable } from '../../support/table.ts';
-import { EVENT_NAMES, type EventName } from '#shared/events/names.ts';
+import { EVENT_NAMES } from '#shared/events/names.ts';
 import { commit, newEvent, outboxPut } from '#shared/events/outbox.ts';
 import { db } from '#shared/store/client.ts';
 import { outboxItemsOf } from '#shared/webhooks/outbox-store.ts';
