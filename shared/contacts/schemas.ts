@@ -7,8 +7,6 @@ import { maxCharacters } from '#shared/lang/characters.ts';
 import { notAnArray, pageQuery, uuid } from '#shared/http/schemas.ts';
 
 export { idParams } from '#shared/http/schemas.ts';
-import { notFound, validationError, type ApiError, type FieldErrors } from '#shared/http/errors.ts';
-import { summarize } from '#shared/http/validation.ts';
 import { UNSTORABLE_KEYS, unstorableKeysOf } from '#shared/lang/client-keys.ts';
 
 export const MAX_TAGS = 100;
@@ -104,8 +102,6 @@ export const dedupeTags = (tags: string[]): string[] => {
 };
 
 /** Path ids that are not UUIDs name no contact: 404, like any unknown id. */
-export const contactInvalid = (details: FieldErrors, where: 'body' | 'query' | 'params'): ApiError =>
-  where === 'params' ? notFound('Contact not found') : validationError(details, `Invalid ${where}: ${summarize(details)}`);
 
 export const listContactsQuery = v.object({
   ...pageQuery(100, 20).entries,

@@ -1,8 +1,6 @@
 /** Request shapes of the funnel endpoints (valibot); failures answer 400 validation_error with details per field. */
 import * as v from 'valibot';
 import { maxCharacters } from '#shared/lang/characters.ts';
-import { notFound, validationError, type ApiError, type FieldErrors } from '#shared/http/errors.ts';
-import { summarize } from '#shared/http/validation.ts';
 import { uuid } from '#shared/http/schemas.ts';
 
 const stageName = v.pipe(
@@ -37,7 +35,5 @@ export const moveBody = v.object({
 });
 
 /** Path ids that are not UUIDs name nothing: 404, like any unknown id. */
-export const funnelInvalid = (what: string) => (details: FieldErrors, where: 'body' | 'query' | 'params'): ApiError =>
-  where === 'params' ? notFound(`${what} not found`) : validationError(details, `Invalid ${where}: ${summarize(details)}`);
 
 export { idParams as funnelIdParams } from '#shared/http/schemas.ts';

@@ -137,6 +137,12 @@ export function buildEndpoint<B extends AnySchema | undefined = undefined, Q ext
 
   const core = async (event: APIGatewayProxyEventV2, context: Context): Promise<Reply> => {
     const s = state(event);
+    if (s.bodyProblem) {
+      // Before anything reads the body (a walk of JSON nested past the bounds would overflow the stack).
+      await s.admission;
+      const details = { _body: [s.bodyProblem] };
+      throw spec.invalid ? spec.invalid(details, 'body') : validationError(details, s.bodyProblem);
+    }
     const [, prefetched] = await Promise.all([s.admission, spec.prefetch && s.auth ? spec.prefetch({ auth: s.auth, body: s.body, params: event.pathParameters ?? {} }) : undefined]);
     const body = await validate(spec.body, s.body, 'body', spec.invalid);
     const query = await validate(spec.query, givenQuery(event), 'query', spec.invalid);

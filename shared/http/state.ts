@@ -5,6 +5,8 @@ import type { AuthContext } from '#shared/auth/context.ts';
 export interface RequestState {
   auth?: AuthContext;
   body?: unknown;
+  /** Why the parsed body is unfit for any route (shared/lang/json-bounds.ts): answered in the route's own error shape. */
+  bodyProblem?: string;
   rawBody?: Buffer;
   rateHeaders?: Record<string, string>;
   /**

@@ -3,7 +3,7 @@
  */
 import * as v from 'valibot';
 import { clientKeyed } from '#shared/lang/client-keys.ts';
-import type { FieldErrors } from './errors.ts';
+import { type ApiError, type FieldErrors, notFound, validationError } from './errors.ts';
 
 export const issuePath = (issue: v.BaseIssue<unknown>): string => {
   const path = v.getDotPath(issue);
@@ -24,8 +24,15 @@ export const toFieldErrors = (issues: readonly v.BaseIssue<unknown>[]): FieldErr
   return details;
 };
 
-/** A readable one-line summary: "to: Invalid format; text.body: Required". */
+/** A readable one-line summary: "to: Invalid format; text.body: Required" (what is wrong with the whole body unprefixed). */
 export const summarize = (details: FieldErrors): string =>
   Object.entries(details)
-    .map(([field, messages]) => `${field}: ${messages.join(', ')}`)
+    .map(([field, messages]) => (field === '_body' ? messages.join(', ') : `${field}: ${messages.join(', ')}`))
     .join('; ');
+
+/**
+ * An endpoint's `invalid` for a route whose path names a resource: an id that cannot be one names nothing (404
+ * `<what> not found`), while a bad body or query is 400 `validation_error`.
+ */
+export const idNotFound = (what: string) => (details: FieldErrors, where: 'body' | 'query' | 'params'): ApiError =>
+  where === 'params' ? notFound(`${what} not found`) : validationError(details, `Invalid ${where}: ${summarize(details)}`);

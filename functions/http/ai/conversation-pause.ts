@@ -1,8 +1,9 @@
 /** POST /conversations/v1/{id}/ai/pause: a timed pause of the AI in one conversation (default 5 minutes). */
 import { endpoint } from '#shared/http/endpoint.ts';
+import { idNotFound } from '#shared/http/validation.ts';
 import { conversationPauseBody } from '#shared/ai/schemas.ts';
 import { pauseConversation } from '#shared/ai/controls.ts';
-import { conversationParams, notFoundForBadId } from '#shared/ai/conversation-params.ts';
+import { conversationParams } from '#shared/ai/conversation-params.ts';
 
 export const { handler, spec } = endpoint(
   {
@@ -10,7 +11,7 @@ export const { handler, spec } = endpoint(
     summary: 'Pause the AI in a conversation for 1-1440 minutes (default 5)',
     params: conversationParams,
     body: conversationPauseBody,
-    invalid: notFoundForBadId,
+    invalid: idNotFound('Conversation'),
     responses: { 200: '{ success, pausedUntil, message }', 400: 'validation_error', 404: 'not_found' },
   },
   async ({ auth, params, body }) => ({

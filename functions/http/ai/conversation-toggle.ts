@@ -1,8 +1,9 @@
 /** PATCH /conversations/v1/{id}/ai: the conversation's permanent AI on/off (and mode). */
 import { endpoint } from '#shared/http/endpoint.ts';
+import { idNotFound } from '#shared/http/validation.ts';
 import { conversationToggleBody } from '#shared/ai/schemas.ts';
 import { toggleConversationAi } from '#shared/ai/controls.ts';
-import { conversationParams, notFoundForBadId } from '#shared/ai/conversation-params.ts';
+import { conversationParams } from '#shared/ai/conversation-params.ts';
 
 export const { handler, spec } = endpoint(
   {
@@ -10,7 +11,7 @@ export const { handler, spec } = endpoint(
     summary: 'Turn the AI on or off in a conversation',
     params: conversationParams,
     body: conversationToggleBody,
-    invalid: notFoundForBadId,
+    invalid: idNotFound('Conversation'),
     responses: { 200: '{ message, settings: { aiEnabled, aiMode, aiPausedUntil } }', 400: 'validation_error', 404: 'not_found' },
   },
   async ({ auth, params, body }) => ({

@@ -1,7 +1,7 @@
 /** POST /broadcasts/v1/{id}/cancel: stops what has not gone out (a scheduled broadcast never starts). */
 import { endpoint } from '#shared/http/endpoint.ts';
+import { idNotFound } from '#shared/http/validation.ts';
 import { idParams } from '#shared/http/schemas.ts';
-import { notFound } from '#shared/http/errors.ts';
 import { cancelBroadcast } from '#shared/broadcasts/service.ts';
 
 export const { handler, spec } = endpoint(
@@ -10,7 +10,7 @@ export const { handler, spec } = endpoint(
     summary: 'Cancel a scheduled or running broadcast',
     params: idParams,
     bodyKind: 'none',
-    invalid: () => notFound('Broadcast not found'),
+    invalid: idNotFound('Broadcast'),
     responses: { 200: '{ data: Broadcast }', 400: 'invalid_state', 404: 'not_found' },
   },
   async ({ auth, params }) => ({ status: 200, body: { data: await cancelBroadcast(auth.businessId, params.id) } }),

@@ -4,16 +4,16 @@
  * the answer is in `results`). Request-level problems are 400 (validation_error) or 404 (unknown stage).
  */
 import { endpoint } from '#shared/http/endpoint.ts';
+import { idNotFound } from '#shared/http/validation.ts';
 import { runBulk } from '#shared/contacts/bulk.ts';
 import { bulkBody } from '#shared/contacts/bulk-schemas.ts';
-import { contactInvalid } from '#shared/contacts/schemas.ts';
 
 export const { handler, spec } = endpoint(
   {
     route: 'POST /contacts/v1/bulk',
     summary: 'Bulk contact operations',
     body: bulkBody,
-    invalid: contactInvalid,
+    invalid: idNotFound('Contact'),
     responses: {
       200: '{ operation, success_count, error_count, results } (all succeeded)',
       207: 'the same, when any contact failed',

@@ -1,5 +1,6 @@
 /** GET /conversations/v1/{id}: one conversation, with its 24-hour window and AI settings. */
 import { endpoint } from '#shared/http/endpoint.ts';
+import { idNotFound } from '#shared/http/validation.ts';
 import { idParams } from '#shared/http/schemas.ts';
 import { notFound } from '#shared/http/errors.ts';
 import { missingRecord } from '#shared/auth/ownership.ts';
@@ -10,7 +11,7 @@ export const { handler, spec } = endpoint(
     route: 'GET /conversations/v1/{id}',
     summary: 'Get a conversation',
     params: idParams,
-    invalid: () => notFound('Conversation not found'),
+    invalid: idNotFound('Conversation'),
     responses: { 200: '{ conversation }', 404: 'not_found' },
   },
   async ({ auth, params }) => {

@@ -1,7 +1,7 @@
 /** POST /media/v1/uploads/{id}/complete: check the uploaded object and turn it into a media id. */
 import { endpoint } from '#shared/http/endpoint.ts';
+import { idNotFound } from '#shared/http/validation.ts';
 import { idParams } from '#shared/http/schemas.ts';
-import { notFound } from '#shared/http/errors.ts';
 import { completeUpload } from '#shared/media/presigned-upload.ts';
 
 export const { handler, spec } = endpoint(
@@ -11,7 +11,7 @@ export const { handler, spec } = endpoint(
     params: idParams,
     bodyKind: 'none',
     // An id that is not a UUID names no upload.
-    invalid: (_details, where) => (where === 'params' ? notFound('Upload not found') : notFound()),
+    invalid: idNotFound('Upload'),
     responses: {
       200: 'Uploaded media result { media_id, mime_type, file_size, type }',
       400: 'upload_incomplete, upload_expired, unsupported_media_type',

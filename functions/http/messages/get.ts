@@ -1,5 +1,6 @@
 /** GET /messages/v1/{id}: one message of the business. */
 import { endpoint } from '#shared/http/endpoint.ts';
+import { idNotFound } from '#shared/http/validation.ts';
 import { idParams } from '#shared/http/schemas.ts';
 import { notFound } from '#shared/http/errors.ts';
 import { missingRecord } from '#shared/auth/ownership.ts';
@@ -10,7 +11,7 @@ export const { handler, spec } = endpoint(
     route: 'GET /messages/v1/{id}',
     summary: 'Get a message',
     params: idParams,
-    invalid: () => notFound('Message not found'),
+    invalid: idNotFound('Message'),
     responses: { 200: '{ message }', 404: 'not_found' },
   },
   async ({ auth, params }) => {

@@ -2,10 +2,10 @@
 import { endpoint } from '#shared/http/endpoint.ts';
 import { loadSegment, updateSegment } from '#shared/segments/service.ts';
 import { updateSegmentBody } from '#shared/segments/schemas.ts';
-import { parseOrInvalid } from '#shared/segments/errors.ts';
+import { parseOrInvalid, invalidFromFieldErrors } from '#shared/segments/errors.ts';
 
 export const { handler, spec } = endpoint(
-  { route: 'PATCH /segments/{id}', summary: 'Update a segment', responses: { 200: '{ data: Segment }', 404: 'not found' } },
+  { route: 'PATCH /segments/{id}', invalid: invalidFromFieldErrors, summary: 'Update a segment', responses: { 200: '{ data: Segment }', 404: 'not found' } },
   async ({ auth, params, body }) => {
     const record = await loadSegment(auth.businessId, (params as any)?.id); // the 404 comes before any body error
     // No body is an empty change; a body of null or an array is no object.

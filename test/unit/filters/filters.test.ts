@@ -70,7 +70,7 @@ describe('validateFilters (strict)', () => {
     [{ segment_id: '11111111-2222-4333-8444-555555555555' }, /not allowed/],
     [[], /must be an object/],
     // Dates are ISO 8601, read strictly (Date.parse takes "hello 5" for May 2001 and rolls February 30 into March).
-    ...['hello 5', '12', 'June 2030', '2024-02-30', '2024-13-01', '2024-01-01T25:00Z', '2024-01-01 10:00'].map((d) => [{ created_at: { before: d } }, /ISO 8601/]),
+    ...['hello 5', '12', 'June 2030', '2024-02-30', '2024-13-01', '2024-01-01T25:00Z', '2024-01-01 10:00'].map((d): [unknown, RegExp] => [{ created_at: { before: d } }, /ISO 8601/]),
   ])('rejects %j', (input, message) => {
     const res = validateFilters(input, { allowSegmentId: false });
     expect(res.ok).toBe(false);
