@@ -10,6 +10,7 @@ import { WorkerBatchProcessor } from '#shared/queue/worker-failures.ts';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { workers } from '#shared/routes.ts';
 import { runMediaJob } from '#shared/media/job-runner.ts';
+import { withInvocationEnd } from '#shared/lang/invocation-end.ts';
 import { registerOutboundFinisher } from '#shared/media/outbound-finisher.ts';
 
 // How a send handed over past the wait budget is completed.
@@ -23,7 +24,8 @@ export const handler = async (event: SQSEvent, context: Context) => {
   const record = async (r: SQSRecord) => {
     const { businessId, jobId } = JSON.parse(r.body) as { businessId: string; jobId: string };
     const receiveCount = Number(r.attributes?.ApproximateReceiveCount ?? '1');
-    await runMediaJob(businessId, jobId, { lastAttempt: receiveCount >= maxReceiveCount });
+    // Processing stops in time to record the job's outcome before the invocation ends (its last attempt: failed).
+    await withInvocationEnd(context.getRemainingTimeInMillis(), () => runMediaJob(businessId, jobId, { lastAttempt: receiveCount >= maxReceiveCount }));
   };
   return processPartialResponse(event, record, processor, { context, throwOnFullBatchFailure: false });
 };

@@ -7,6 +7,28 @@ import { ApiError } from '#shared/http/errors.ts';
 import { logger } from '#shared/log/logger.ts';
 import { getMediaJob, mediaJobFinisher, settleMediaJob, type MediaJobOutcome } from './jobs.ts';
 import { processMediaSend } from './process-media.ts';
+import { invocationEnd } from '#shared/lang/invocation-end.ts';
+
+/** What the worker keeps of its invocation, once processing has run out of time, to record the job's outcome. */
+const SETTLE_RESERVE_MS = 5_000;
+
+/** The file's processing outlasted what the invocation had left (a slow download followed by a long conversion). */
+class OutOfTime extends Error {}
+
+/**
+ * `work`, or OutOfTime when the invocation would end first: Lambda stopping the worker mid-job records nothing, and a
+ * job that dies so on every attempt would leave its send queued for good. What is left of the work is abandoned.
+ */
+function withinInvocation<T>(work: Promise<T>): Promise<T> {
+  const end = invocationEnd();
+  if (end === undefined) return work;
+  work.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const outOfTime = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new OutOfTime('the media file was not processed within the worker\'s time')), Math.max(0, end - SETTLE_RESERVE_MS - Date.now()));
+  });
+  return Promise.race([work, outOfTime]).finally(() => clearTimeout(timer));
+}
 
 export async function runMediaJob(businessId: string, jobId: string, { lastAttempt }: { lastAttempt: boolean }): Promise<void> {
   const job = await getMediaJob(businessId, jobId);
@@ -17,7 +39,7 @@ export async function runMediaJob(businessId: string, jobId: string, { lastAttem
   let outcome: MediaJobOutcome | undefined = job.outcome;
   if (job.status === 'pending') {
     try {
-      const prepared = await processMediaSend(job.businessId, job.phoneNumberId, job.request, job.reason);
+      const prepared = await withinInvocation(processMediaSend(job.businessId, job.phoneNumberId, job.request, job.reason));
       outcome = { status: 'done', prepared };
     } catch (err) {
       if (err instanceof ApiError && err.status < 500) {

@@ -22,6 +22,7 @@ beforeAll(async () => {
   server = await serveFiles({
     '/sandbox-unreachable/pic.png': { bytes: png, contentType: 'image/png' },
     '/sandbox-unreachable/slow.png': { bytes: png, contentType: 'image/png', delayMs: 6_000 },
+    '/sandbox-unreachable/slower.png': { bytes: png, contentType: 'image/png', delayMs: 20_000 },
   });
 });
 
@@ -87,6 +88,27 @@ describe('media jobs', () => {
     // Assess: queued (with the whole budget it would have waited for the file and answered ready)
     expect(result.status).toBe('queued');
     expect(finished).toEqual([{ messageId: 'm2' }]);
+  }, SLOW);
+
+  it("records a job its last attempt cannot finish in the invocation's time as failed, before Lambda would stop the worker", async () => {
+    // Prepare: a job whose file takes 20 s to download, on its last receive, in an invocation with 7 s left (5 s kept to record)
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { db, table } = await import('#shared/store/client.ts');
+    const { keys } = await import('#shared/store/keys.ts');
+    const { handler } = (await import('#functions/workers/media.ts')) as any;
+    const jobId = crypto.randomUUID();
+    const job = { ...proxyJob('/sandbox-unreachable/slower.png'), jobId };
+    await db.send(new PutCommand({ TableName: table(), Item: { ...keys.mediaJob(tenant.businessId, jobId), type: 'mediaJob', ...job, status: 'pending', createdAt: new Date().toISOString() } }));
+    const record = { messageId: jobId, receiptHandle: 'r', body: JSON.stringify({ businessId: tenant.businessId, jobId }), attributes: { ApproximateReceiveCount: '3' }, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:0:media', awsRegion: 'us-east-1' };
+    const started = Date.now();
+
+    // Act
+    const response = await handler({ Records: [record] }, { awsRequestId: jobId, getRemainingTimeInMillis: () => 7_000 - (Date.now() - started) });
+
+    // Assess
+    expect(Date.now() - started).toBeLessThan(6_000);
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(await jobs.getMediaJob(tenant.businessId, jobId)).toMatchObject({ status: 'failed', outcome: { status: 'failed', error: { status: 502, body: { error: 'media_processing_failed' } } } });
   }, SLOW);
 
   it('retries a transient upstream fault and then succeeds', async () => {
