@@ -34,14 +34,17 @@ const events = v.pipe(
 /** Never set by a client (a client that sends one would believe its receivers verify with it): the service issues it. */
 const secret = v.optional(v.never('cannot be set: the service issues one on create, and POST /user-webhooks/{id}/regenerate-secret a new one'));
 
-export const createBody = v.object({ name, url, events, secret });
+/** false pauses deliveries; true re-enables a subscription disabled by the service or by hand. */
+const enabled = v.optional(v.boolean('must be a boolean'));
+
+/** `enabled: false` creates a paused subscription (deliveries start once it is enabled). */
+export const createBody = v.object({ name, url, events, enabled, secret });
 
 export const updateBody = v.object({
   name: v.optional(name),
   url: v.optional(url),
   events: v.optional(events),
-  /** false pauses deliveries; true re-enables a subscription disabled by the service or by hand. */
-  enabled: v.optional(v.boolean('must be a boolean')),
+  enabled,
   secret,
 });
 

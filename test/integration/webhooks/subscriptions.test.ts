@@ -66,6 +66,16 @@ describe('webhook subscriptions', () => {
     expect(res.body.details.events[0]).toBe('unknown event names: nope, contact.moved');
   });
 
+  it('creates a paused subscription with enabled: false, and refuses an enabled that is no boolean', async () => {
+    const t = await newTenant(['webhooks:write']);
+    const paused = await invoke('POST /user-webhooks', { apiKey: t.apiKey, body: body({ enabled: false }) });
+    expect(paused.status).toBe(201);
+    expect((await invoke('GET /user-webhooks/{id}', { apiKey: t.apiKey, params: { id: paused.body.data.id } })).body.data).toMatchObject({ enabled: false, disabledReason: 'manual', disabledAt: expect.any(String) });
+    const bad = await invoke('POST /user-webhooks', { apiKey: t.apiKey, body: body({ url: 'https://example.org/other', enabled: 'no' }) });
+    expect(bad.status).toBe(400);
+    expect(bad.body.details).toEqual({ enabled: ['must be a boolean'] });
+  });
+
   it('updates name, url, events and the enabled flag', async () => {
     const t = await newTenant(['webhooks:write']);
     const { body: { data: s } } = await invoke('POST /user-webhooks', { apiKey: t.apiKey, body: body() });
