@@ -86,6 +86,13 @@ const CONVERSATION_TOUCH = 3;
  */
 const MAX_CONVERSATION_TRIES = 10;
 
+/** Best effort: a name not written (the contact changed or went meanwhile) is taken on the customer's next message. */
+async function nameFromProfile(businessId: string, contactId: string, name: string): Promise<void> {
+  const { updateContact } = await import('#shared/contacts/service.ts');
+  await updateContact(businessId, contactId, { name }).catch((err: unknown) =>
+    logger.warn('profile name not written to the contact', { businessId, contactId, error: err as Error }));
+}
+
 export async function recordInbound(businessId: string, value: Record<string, any>, message: Record<string, any>): Promise<InboundOutcome> {
   const wamid = String(message.id ?? '');
   const sender = senderOf(value, message);
@@ -106,6 +113,8 @@ export async function recordInbound(businessId: string, value: Record<string, an
   // A contact this message creates was last in contact now (its contact.created says so, not null).
   const contactOf = () => findOrCreateContact(businessId, who, { origin: 'inbound', lastContactAt: at, ...(sender.name ? { name: sender.name } : {}) });
   let { contact } = await contactOf();
+  // A contact the business made without a name takes the one the customer shows (never replacing the business's own).
+  if (sender.name && !contact.name) await nameFromProfile(businessId, contact.id, sender.name);
   const type = String(message.type ?? 'unknown');
   const upstreamFormat = {
     messaging_product: value.messaging_product ?? 'whatsapp',

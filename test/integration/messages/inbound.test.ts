@@ -92,6 +92,26 @@ describe('incoming messages', () => {
     expect(created.data.contact).toMatchObject({ phone_number: from, origin: 'inbound', last_contact_at: conversation.lastInboundAt });
   });
 
+  it("names a contact the business made without a name after the customer's profile, and never renames one with a name", async () => {
+    // Prepare: two contacts of the business, one without a name
+    const t = await h.newTenant();
+    const [nameless, named] = [randomPhone(), randomPhone()];
+    const a = await h.invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: nameless } });
+    const b = await h.invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: named, name: 'Roberto (proveedor)' } });
+
+    // Act
+    await h.inbound(t.phoneNumberId, nameless, { text: 'Hola', name: 'Ana Pérez' });
+    await h.inbound(t.phoneNumberId, named, { text: 'Hola', name: 'Beto' });
+    expect(await h.drain()).toBe(0);
+
+    // Assess
+    const get = async (id: string) => (await h.invoke('GET /contacts/v1/{id}', { apiKey: t.apiKey, params: { id } })).body.contact;
+    expect(await get(a.body.contact.id)).toMatchObject({ name: 'Ana Pérez' });
+    expect(await get(b.body.contact.id)).toMatchObject({ name: 'Roberto (proveedor)' });
+    const updated = h.events(t.businessId).filter((e) => e.event === 'contact.updated');
+    expect(updated.map((e) => [e.data.contact?.id ?? e.data.contact_id, e.data.changed_fields])).toEqual([[a.body.contact.id, ['name']]]);
+  });
+
   it('puts a message that races the close of its conversation into the next one, never into the closed one', async () => {
     const wrong: string[] = [];
     for (let round = 0; round < 8; round++) {
