@@ -12,7 +12,8 @@ import type { MediaType } from './formats.ts';
 import { checkAddress, isIpLiteral } from '#shared/net/address-policy.ts';
 import { config } from '#shared/config.ts';
 
-const MEDIA_KEYS = new Set<string>(['image', 'video', 'audio', 'document', 'sticker']);
+/** The media kinds a message names files under, and the kind each file must be (a template's GIF header is an MP4 video). */
+const MEDIA_KEYS = new Map<string, MediaType>([['image', 'image'], ['video', 'video'], ['audio', 'audio'], ['document', 'document'], ['sticker', 'sticker'], ['gif', 'video']]);
 
 interface EmbeddedMedia {
   type: MediaType;
@@ -25,7 +26,8 @@ function embeddedMedia(value: unknown, found: EmbeddedMedia[] = []): EmbeddedMed
     for (const item of value) embeddedMedia(item, found);
   } else if (value !== null && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
-      if (MEDIA_KEYS.has(key) && inner !== null && typeof inner === 'object' && !Array.isArray(inner)) found.push({ type: key as MediaType, media: inner });
+      const type = MEDIA_KEYS.get(key);
+      if (type && inner !== null && typeof inner === 'object' && !Array.isArray(inner)) found.push({ type, media: inner });
       else embeddedMedia(inner, found);
     }
   }

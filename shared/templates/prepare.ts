@@ -17,6 +17,7 @@ import { ApiError } from '#shared/http/errors.ts';
 import type { UpstreamTemplate } from '#shared/upstream/client.ts';
 import { requireSendableEmbeddedMedia } from '#shared/media/embedded.ts';
 import { templatesNamed, placeholders } from './catalog.ts';
+import { isComponent } from './component-kind.ts';
 
 export const DEFAULT_TEMPLATE_LANGUAGE = 'es_MX';
 
@@ -73,24 +74,24 @@ export async function prepareTemplate(
     const context = { template_name: template.name, language: template.language.code };
     const body = approved.components.find((c) => String(c.type).toUpperCase() === 'BODY');
     const expected = placeholders(body?.text);
-    const received = template.components.filter((c) => c.type === 'body').reduce((n, c) => n + (c.parameters?.length ?? 0), 0);
+    const received = template.components.filter((c) => isComponent(c, 'body')).reduce((n, c) => n + (c.parameters?.length ?? 0), 0);
     if (expected !== received) {
       throw invalidParameters(`Template ${template.name} (${template.language.code}) has ${expected} body placeholder(s); ${received} parameter(s) given`, { ...context, expected, received });
     }
     const header = approved.components.find((c) => String(c.type).toUpperCase() === 'HEADER');
     // What the approved template does not have, the upstream refuses (132000 family): said here, before anything goes out.
-    if (!header && template.components.some((c) => c.type === 'header')) {
+    if (!header && template.components.some((c) => isComponent(c, 'header'))) {
       throw invalidParameters(`Template ${template.name} (${template.language.code}) has no header; send it without header_media or a header component`, { ...context, header: null });
     }
     const buttonCount = approved.components.find((c) => String(c.type).toUpperCase() === 'BUTTONS')?.buttons?.length ?? 0;
-    const strayButton = template.components.find((c) => c.type === 'button' && !(Number(c.index) >= 0 && Number(c.index) < buttonCount));
+    const strayButton = template.components.find((c) => isComponent(c, 'button') && !(Number(c.index) >= 0 && Number(c.index) < buttonCount));
     if (strayButton) {
       throw invalidParameters(`Template ${template.name} (${template.language.code}) has ${buttonCount} button(s); there is none at index ${strayButton.index}`, { ...context, buttons: buttonCount, index: String(strayButton.index) });
     }
     const format = String(header?.format ?? 'TEXT').toLowerCase();
     if (header && ['image', 'video', 'document'].includes(format)) {
       headerType = format;
-      const param = template.components.find((c) => c.type === 'header')?.parameters?.[0];
+      const param = template.components.find((c) => isComponent(c, 'header'))?.parameters?.[0];
       const kind = `${format === 'image' ? 'an' : 'a'} ${format} header`;
       if (!param) throw invalidParameters(`Template ${template.name} needs ${kind}: give header_media or a header component`, { ...context, header: format });
       if (param.type !== format) throw invalidParameters(`Template ${template.name} needs ${kind}, got ${param.type}`, { ...context, header: format });
@@ -106,7 +107,7 @@ export async function prepareTemplate(
 }
 
 /** A quick-reply button component of a request (Meta takes its sub_type in either case). */
-const isQuickReply = (c: Record<string, any>) => c.type === 'button' && String(c.sub_type).toLowerCase() === 'quick_reply';
+const isQuickReply = (c: Record<string, any>) => isComponent(c, 'button') && String(c.sub_type).toLowerCase() === 'quick_reply';
 
 /**
  * Gives every quick-reply button of the template its payload, in the contract's order: the request's buttons keep
@@ -134,7 +135,7 @@ function resolveQuickReplies(template: { name: string; components: Record<string
   const asSent = requested.map((c) => (isQuickReply(c) ? { ...c, parameters: payloadParameter(String(c.index)) } : c));
   // A button the request gives at an index (of any kind) keeps it: no quick reply is added in its place.
   const added = [...quickReplies.keys()]
-    .filter((index) => !requested.some((c) => c.type === 'button' && String(c.index) === index))
+    .filter((index) => !requested.some((c) => isComponent(c, 'button') && String(c.index) === index))
     .sort((a, b) => Number(a) - Number(b))
     .map((index) => ({ type: 'button', sub_type: 'quick_reply', index, parameters: payloadParameter(index) }));
   return [...asSent, ...added];

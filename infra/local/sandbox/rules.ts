@@ -6,6 +6,7 @@
 import { GraphError, sandboxErrors } from './errors.ts';
 import { SANDBOX_TEMPLATES, placeholderCount } from './templates.ts';
 import { digits, type SandboxState } from './state.ts';
+import { isComponent } from '#shared/templates/component-kind.ts';
 
 const TYPES = ['text', 'image', 'video', 'audio', 'document', 'sticker', 'template', 'interactive', 'location', 'contacts', 'reaction'];
 const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'];
@@ -55,13 +56,13 @@ function checkTemplate(state: SandboxState, phoneNumberId: string, template: Rec
 
   const body = known.components.find((c) => c.type === 'BODY');
   const expected = placeholderCount(body?.text);
-  const got = components.filter((c) => c.type === 'body').reduce((n, c) => n + (Array.isArray(c.parameters) ? c.parameters.length : 0), 0);
+  const got = components.filter((c) => isComponent(c, 'body')).reduce((n, c) => n + (Array.isArray(c.parameters) ? c.parameters.length : 0), 0);
   if (expected !== got) return sandboxErrors.templateParams(name, expected, got);
 
   const header = known.components.find((c) => c.type === 'HEADER' && c.format !== 'TEXT');
   if (header) {
     const format = String(header.format).toLowerCase();
-    const param = components.find((c) => c.type === 'header')?.parameters?.[0];
+    const param = components.find((c) => isComponent(c, 'header'))?.parameters?.[0];
     if (!param || param.type !== format || !param[format]) {
       return sandboxErrors.invalidParameter(`Template ${name} needs a ${format} header parameter`);
     }

@@ -34,16 +34,20 @@ export const object = (field: string) => v.looseObject({}, `${field} must be an 
  * An object told apart by its `type`: the kinds in `known` are checked with their schema, any other kind with
  * `other` (the Cloud API adds kinds over time; ours forwards them) or refused when `other` is not given.
  */
-export function byType(field: string, known: Record<string, v.GenericSchema>, other?: v.GenericSchema) {
+export function byType(field: string, known: Record<string, v.GenericSchema>, other?: v.GenericSchema, { anyCase = false } = {}) {
   const kinds = Object.keys(known).join(', ');
   const refuse = v.looseObject({ type: v.picklist(Object.keys(known), `${field}.type must be one of ${kinds}`) });
   const untyped = v.looseObject({ type: str(`${field}.type`) }, `${field} must be an object with a type`);
   return v.lazy((input: unknown) => {
-    const type = (input as { type?: unknown } | null)?.type;
-    if (typeof type !== 'string') return untyped;
+    const given = (input as { type?: unknown } | null)?.type;
+    if (typeof given !== 'string') return untyped;
+    const type = anyCase ? given.toLowerCase() : given;
     return Object.hasOwn(known, type) ? known[type] : other ?? refuse;
   });
 }
+
+/** A `type` that names `kind` in any case (`body`, `BODY`), kept as sent. */
+export const kindAnyCase = (kind: string) => v.pipe(v.string(), v.check((t) => t.toLowerCase() === kind, `type must be ${kind}`));
 
 /** A carousel card's place, left to right from 0 (Meta's `card_index`, in interactive and template carousels). */
 export const cardIndex = v.pipe(v.number('card_index must be a whole number 0-9'), v.integer('card_index must be a whole number 0-9'), v.minValue(0, 'card_index must be 0-9'), v.maxValue(9, 'card_index must be 0-9'));

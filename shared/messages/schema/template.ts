@@ -4,7 +4,7 @@
  * single text parameter (placeholder counts are checked against the approved template in shared/templates).
  */
 import * as v from 'valibot';
-import { byType, cardIndex, identifier, nonEmpty, object, str } from './fields.ts';
+import { byType, cardIndex, identifier, kindAnyCase, nonEmpty, object, str } from './fields.ts';
 import { mediaParam } from './objects.ts';
 
 /** A parameter whose value is an object the Cloud API defines (`action`, `product`, `limited_time_offer`...). */
@@ -26,6 +26,8 @@ const parameters: Record<string, v.GenericSchema> = {
   date_time: v.looseObject({ type: v.literal('date_time'), date_time: v.looseObject({ fallback_value: v.string('date_time.fallback_value is required') }) }),
   image: v.looseObject({ type: v.literal('image'), image: mediaParam('image') }),
   video: v.looseObject({ type: v.literal('video'), video: mediaParam('video') }),
+  // A GIF header (Meta's header format GIF): an MP4 played as a GIF, given as a video is.
+  gif: v.looseObject({ type: v.literal('gif'), gif: mediaParam('video') }),
   document: v.looseObject({ type: v.literal('document'), document: mediaParam('document') }),
   location: objectParam('location'),
   payload: v.looseObject({ type: v.literal('payload'), payload: v.pipe(v.string('payload is required'), v.maxLength(256)) }),
@@ -48,7 +50,7 @@ const buttonIndex = v.pipe(
 
 const button = v.pipe(
   v.looseObject({
-    type: v.literal('button'),
+    type: kindAnyCase('button'),
     // Meta documents quick_reply, url, catalog (also CATALOG), copy_code, flow, mpm, voice_call...: forwarded as sent.
     sub_type: v.pipe(str('sub_type'), v.regex(/^[A-Za-z_]{1,40}$/, 'sub_type must be a button kind such as quick_reply, url, catalog, copy_code, flow, mpm or voice_call')),
     index: buttonIndex,
@@ -60,12 +62,12 @@ const button = v.pipe(
 );
 
 const components: Record<string, v.GenericSchema> = {
-  header: v.looseObject({ type: v.literal('header'), parameters: v.pipe(v.array(param('parameter')), v.maxLength(1, 'a header has one parameter')) }),
-  body: v.looseObject({ type: v.literal('body'), parameters: v.optional(v.array(param('parameter'))) }),
+  header: v.looseObject({ type: kindAnyCase('header'), parameters: v.pipe(v.array(param('parameter')), v.maxLength(1, 'a header has one parameter')) }),
+  body: v.looseObject({ type: kindAnyCase('body'), parameters: v.optional(v.array(param('parameter'))) }),
   button,
   // A carousel template's cards (at most 10), each with components of its own, checked as the template's are.
   carousel: v.looseObject({
-    type: v.literal('carousel'),
+    type: kindAnyCase('carousel'),
     cards: v.pipe(
       v.array(v.looseObject({ card_index: cardIndex, components: v.array(v.lazy(() => component), 'card.components must be an array') }, 'each card must be an object with card_index and components'), 'cards must be an array of cards'),
       v.minLength(1, 'a carousel needs 1 to 10 cards'),
@@ -74,8 +76,9 @@ const components: Record<string, v.GenericSchema> = {
   }),
 };
 /** Other component kinds of Meta's reference (limited_time_offer...) are forwarded as sent. */
-const otherComponent = v.looseObject({ type: v.pipe(str('component type'), v.regex(/^[a-z_]{1,40}$/, 'component type must be header, body, button or another Cloud API component kind')) });
-const component: v.GenericSchema = byType('component', components, otherComponent);
+const otherComponent = v.looseObject({ type: v.pipe(str('component type'), v.regex(/^[A-Za-z_]{1,40}$/, 'component type must be header, body, button or another Cloud API component kind')) });
+/** Component kinds in either case, as Meta takes them (pywa sends `HEADER`, `BODY`, `LIMITED_TIME_OFFER`): forwarded as sent. */
+const component: v.GenericSchema = byType('component', components, otherComponent, { anyCase: true });
 
 export const fullTemplate = v.looseObject({
   name: identifier('template.name', 512),

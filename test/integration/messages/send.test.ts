@@ -446,6 +446,29 @@ describe('POST /messages/v1: templates', () => {
     expect(await last()).toEqual({ name: 'hello_world', language: { code: 'en_US' }, components: [] });
   });
 
+  it("takes component kinds in upper case as pywa builds them (HEADER, BODY, LIMITED_TIME_OFFER) and a GIF header, forwards them as sent, and counts an upper-case BODY's parameters", async () => {
+    const { t, to } = await h.openChat();
+    const last = async () => (await h.sent(to)).at(-1).template;
+    const image = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.from('jpeg'), 'image/jpeg');
+    const promo = { name: 'promo_header', language: { code: 'es_MX' }, components: [
+      { type: 'HEADER', parameters: [{ type: 'image', image: { id: image.id } }] },
+      { type: 'BODY', parameters: [{ type: 'text', text: 'John' }] },
+      { type: 'LIMITED_TIME_OFFER', parameters: [{ type: 'limited_time_offer', limited_time_offer: { expiration_time_ms: 1_900_000_000_000 } }] },
+    ] };
+
+    const sent = await h.send(t.apiKey, { to, type: 'template', template: promo });
+    const forwarded = await last();
+    const tooMany = await h.send(t.apiKey, { to, type: 'template', template: { name: 'order_update', language: { code: 'es_MX' }, components: [{ type: 'BODY', parameters: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }, { type: 'text', text: 'c' }] }] } });
+    const gif = await h.send(t.apiKey, { to, type: 'template', template: { name: 'hello_world', language: { code: 'en_US' }, components: [{ type: 'header', parameters: [{ type: 'gif', gif: { link: 'https://example.com/promo.mp4' } }] }] } });
+
+    expect(sent.status).toBe(200);
+    expect(forwarded).toEqual(promo);
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body).toMatchObject({ error: 'invalid_template_parameters', details: { expected: 2, received: 3 } });
+    expect(gif.status).toBe(200);
+    expect((await last()).components[0].parameters[0]).toEqual({ type: 'gif', gif: { link: 'https://example.com/promo.mp4' } });
+  });
+
   it('forwards an audio\'s voice-message flag (Meta\'s `voice`), and refuses one that is not a boolean', async () => {
     const { t, to } = await h.openChat();
     const { id } = h.sandbox.state.addMedia(t.phoneNumberId, Buffer.alloc(64, 2), 'audio/mpeg');
