@@ -50,7 +50,9 @@ export async function createApiKey(businessId: string, scopes: Scope[]): Promise
 }
 
 export async function findApiKey(apiKey: string): Promise<ApiKeyRecord | undefined> {
-  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.apiKey(hashKey(apiKey)) }));
+  // A strongly consistent read: an eventually consistent one may still see a key revoked a moment ago (the contract:
+  // revocation takes effect immediately). It costs 1 RCU instead of 0.5 for a key item under 4 KB.
+  const { Item } = await db.send(new GetCommand({ TableName: table(), Key: keys.apiKey(hashKey(apiKey)), ConsistentRead: true }));
   return Item as ApiKeyRecord | undefined;
 }
 

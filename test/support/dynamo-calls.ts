@@ -12,6 +12,8 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 export interface Call {
   command: string;
+  /** The command's input as sent (table name, key, ConsistentRead...). */
+  input: Record<string, any>;
   start: number;
   end: number;
 }
@@ -39,7 +41,7 @@ export function countCalls(client: DynamoDBClient): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const into = als.getStore()?.calls ?? background;
-      const call: Call = { command: String(context.commandName ?? 'unknown'), start: performance.now(), end: NaN };
+      const call: Call = { command: String(context.commandName ?? 'unknown'), input: (args as { input: Record<string, any> }).input, start: performance.now(), end: NaN };
       try {
         return await next(args);
       } finally {

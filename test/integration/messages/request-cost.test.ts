@@ -51,6 +51,14 @@ describe('DynamoDB requests of a send', () => {
     expect(c.beforeUpstream).toBeLessThanOrEqual(3);
   });
 
+  it("reads the request's API key strongly consistent: a key revoked a moment ago is not read as it was (DynamoDB's default read may be)", async () => {
+    const { t, to } = await h.openChat();
+    const { calls } = await measure(() => h.send(t.apiKey, { to, content: 'hola' }));
+    const keyReads = calls.filter((c) => c.command === 'GetItemCommand' && String(c.input.Key?.pk?.S ?? c.input.Key?.pk).startsWith('APIKEY'));
+    expect(keyReads).toHaveLength(1);
+    expect(keyReads[0].input.ConsistentRead).toBe(true);
+  });
+
   it('first contact with a new number costs more, within its own maximum of 11 requests and 8 in sequence', async () => {
     const t = await h.newTenant();
     const to = randomPhone();
