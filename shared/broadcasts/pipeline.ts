@@ -10,6 +10,7 @@ import { addCounts } from './counts.ts';
 import { BroadcastStopped, retryTemplate, sendTemplate } from './sender.ts';
 import { unreachable } from './audience.ts';
 import { getStoredContact } from '#shared/contacts/repository.ts';
+import { getMessage } from '#shared/messages/repository.ts';
 import type { Broadcast, BroadcastError, Recipient } from './model.ts';
 
 /**
@@ -89,13 +90,15 @@ export class Pipeline {
       if (await settleRecipient(businessId, id, r.contact_id, { state: 'skipped', reason: lapsed }, lease)) this.skipped++;
       return;
     }
+    const to = contact!.phone_number!;
+    // A throttled earlier turn left its message failed: that message goes again, unless it names the number the contact
+    // has since left (then a new one goes to the new number).
+    const again = r.message_id && to === r.phone_number ? r.message_id : undefined;
     let outcome: Outcome;
     try {
-      const res = r.message_id
-        ? await retryTemplate(businessId, id, r.message_id)
-        : await sendTemplate(businessId, id, r.contact_id, { ...r.request, to: contact!.phone_number });
+      const res = again ? await retryTemplate(businessId, id, again) : await sendTemplate(businessId, id, r, { ...r.request, to });
       faults.afterSend?.(r);
-      outcome = { state: 'sent', message_id: res.messageId, wamid: res.wamid };
+      outcome = { state: 'sent', message_id: res.messageId, wamid: res.wamid, phone_number: to };
     } catch (err) {
       if (err instanceof SimulatedCrash) throw err;
       // Cancelled before it was recorded: nothing went out; back to pending, where the run's sweep marks it cancelled.
@@ -103,10 +106,18 @@ export class Pipeline {
         await settleRecipient(businessId, id, r.contact_id, { state: 'pending' }, lease);
         return;
       }
+      // The message is no longer failed: retried by hand meanwhile (sent: so is the recipient), or being retried.
+      if (again && err instanceof ApiError && (err.body as { error?: unknown }).error === 'invalid_state') {
+        const message = await getMessage(businessId, again);
+        const went = message && ['sent', 'delivered', 'read'].includes(message.status);
+        outcome = went ? { state: 'sent', message_id: again, wamid: message.wamid ?? null, phone_number: to } : { state: 'pending', message_id: again };
+        if (await settleRecipient(businessId, id, r.contact_id, outcome, lease) && went) this.sent++;
+        return;
+      }
       const classified = classify(err);
       if (classified.kind === 'throttled') {
         this.throttled = true;
-        await settleRecipient(businessId, id, r.contact_id, { state: 'pending', message_id: classified.messageId ?? r.message_id }, lease);
+        await settleRecipient(businessId, id, r.contact_id, { state: 'pending', message_id: classified.messageId ?? r.message_id, phone_number: to }, lease);
         return;
       }
       if (classified.kind === 'fatal') this.fatal ??= classified.error;
@@ -139,8 +150,8 @@ function classify(err: unknown): Classified {
     const name = String(body.error ?? 'send_failed');
     const messageId = typeof body.data?.id === 'string' ? body.data.id : null;
     if (err.status === 429 || (code && THROTTLE_CODES.has(code))) return { kind: 'throttled', messageId };
-    // The first attempt (or the retry) of a worker that died is still marked in progress: it may have gone out.
-    if (name === 'idempotency_in_progress' || name === 'invalid_state') return { kind: 'recipient', messageId: null, error: OUTCOME_UNKNOWN };
+    // The first attempt of a worker that died is still marked in progress: it may have gone out.
+    if (name === 'idempotency_in_progress') return { kind: 'recipient', messageId: null, error: OUTCOME_UNKNOWN };
     const error: BroadcastError = { error: name, ...(code ? { code } : {}), message: String(body.message ?? name) };
     const fatal = (code && FATAL_CODES.has(code)) || FATAL_ERRORS.has(name.toLowerCase()) || code === 'MEDIA_PERMISSION_DENIED';
     return { kind: fatal ? 'fatal' : 'recipient', error, messageId };

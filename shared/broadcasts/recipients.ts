@@ -105,13 +105,14 @@ export async function claimRecipient(
 }
 
 export type Outcome =
-  | { state: 'sent'; message_id: string | null; wamid: string | null }
+  /** With the number it went to, when the contact's number changed since the audience was frozen. */
+  | { state: 'sent'; message_id: string | null; wamid: string | null; phone_number?: string }
   | { state: 'failed'; message_id: string | null; error: { error: string; code?: string; message: string } }
   | { state: 'cancelled'; reason: string }
   /** Deleted, opted out or left without a number since the audience was frozen: not sent to. */
   | { state: 'skipped'; reason: SkipReason }
-  /** Back to the queue; with the message a throttled send left failed, which the recipient's next turn retries. */
-  | { state: 'pending'; message_id?: string | null };
+  /** Back to the queue; with the message a throttled send left failed (and its number), which the next turn retries. */
+  | { state: 'pending'; message_id?: string | null; phone_number?: string };
 
 /**
  * Records what happened to a claimed recipient (only under the claim `lease`, or any claim when `lease` is
@@ -154,6 +155,11 @@ export async function settleRecipient(
       values[':mid'] = outcome.message_id;
       set.push('message_id = :mid');
     }
+  }
+  // The number the recipient's message went (or is to go) to, when the contact's changed since the audience was frozen.
+  if ((outcome.state === 'sent' || outcome.state === 'pending') && outcome.phone_number) {
+    values[':phone'] = outcome.phone_number;
+    set.push('phone_number = :phone');
   }
   fromStates.forEach((s, i) => { values[`:from${i}`] = s; });
   let condition = `#state IN (${fromStates.map((_, i) => `:from${i}`).join(', ')})`;

@@ -9,6 +9,7 @@
  */
 import { sendMessage } from '#shared/messages/send.ts';
 import { retryMessage } from '#shared/messages/retry.ts';
+import type { Recipient } from './model.ts';
 import { table } from '#shared/store/client.ts';
 import { keys } from '#shared/store/keys.ts';
 
@@ -31,11 +32,16 @@ const notStopped = (businessId: string, broadcastId: string) => ({
   refused: () => new BroadcastStopped(broadcastId),
 });
 
-export async function sendTemplate(businessId: string, broadcastId: string, contactId: string, request: Record<string, unknown>): Promise<Sent> {
+/**
+ * The recipient's template to `request.to`. Its key names the number when the contact has another one than the frozen
+ * audience's: a throttled try to the old number holds the plain key.
+ */
+export async function sendTemplate(businessId: string, broadcastId: string, recipient: Pick<Recipient, 'contact_id' | 'phone_number'>, request: Record<string, unknown>): Promise<Sent> {
+  const key = `broadcast:${broadcastId}:${recipient.contact_id}`;
   const res = await sendMessage(businessId, request, {
     sentBy: 'broadcast',
     broadcastId,
-    idempotencyKey: `broadcast:${broadcastId}:${contactId}`,
+    idempotencyKey: request.to === recipient.phone_number ? key : `${key}:${String(request.to)}`,
     recordIf: notStopped(businessId, broadcastId),
   });
   return { messageId: res.data?.id ?? res.messages?.[0]?.id ?? null, wamid: res.messages?.[0]?.wamid ?? null };

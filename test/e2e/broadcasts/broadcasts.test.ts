@@ -587,4 +587,56 @@ describe('broadcasts through the local stack', () => {
     for (const t of times) perCalendarSecond.set(Math.floor(t / 1000), (perCalendarSecond.get(Math.floor(t / 1000)) ?? 0) + 1);
     expect(Math.max(...perCalendarSecond.values())).toBeLessThanOrEqual(2 * largestShare);
   });
+
+  describe('a recipient the upstream keeps throttling (the sandbox reset ends it)', () => {
+    const sandbox = (path: string, body: unknown = {}) =>
+      fetch(`${stack.sandboxUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    afterEach(async () => {
+      await sandbox('/__sandbox/reset');
+    });
+
+    /** A one-recipient broadcast whose sends Meta throttles until the sandbox is reset: answers it once its recipient waits with a failed message. */
+    async function throttledBroadcast(phoneNumber: string) {
+      const [id] = await createContacts([{ phone_number: phoneNumber, name: 'Throttled' }]);
+      await sandbox('/__sandbox/faults', { kind: 'throttle', count: 100_000, target: 'messages' });
+      const created = await api('POST', '/broadcasts/v1', { name: 'Throttled for good', templateName: 'order_update', template_parameters: ['{{contact.name}}', 'T-2'], contact_ids: [id] });
+      const waiting = await waitFor('a throttled try', async () => (await allRecipients(created.body.data.id)).find((r) => r.status === 'pending' && r.message_id));
+      return { contactId: id, broadcastId: created.body.data.id as string, messageId: waiting.message_id as string };
+    }
+
+    it('follows a throttled message retried by hand: the recipient is sent, once', async () => {
+      // Prepare
+      const to = phone();
+      const { broadcastId, messageId } = await throttledBroadcast(to);
+      await sandbox('/__sandbox/reset');
+
+      // Act: the business retries the message (the broadcast's own turn may come first: then it is no longer failed)
+      const retry = await api('POST', `/messages/v1/${messageId}/retry`);
+
+      // Assess
+      expect([200, 400]).toContain(retry.status);
+      const done = await broadcastIn(broadcastId, ['completed']);
+      expect(done.counts).toMatchObject({ total: 1, sent: 1, failed: 0 });
+      expect((await allRecipients(broadcastId))[0]).toMatchObject({ status: 'sent', message_id: messageId, error: null });
+      expect(sentList(await sandboxSent(to))).toHaveLength(1);
+    });
+
+    it('sends to the number a contact changed to while its throttled message waited, and shows that number', async () => {
+      // Prepare
+      const [before, after] = [phone(), phone()];
+      const { contactId, broadcastId } = await throttledBroadcast(before);
+
+      // Act
+      expect((await api('PATCH', `/contacts/v1/${contactId}`, { phone_number: after })).status).toBe(200);
+      await waitFor('a throttled try to the new number', async () => (await allRecipients(broadcastId)).find((r) => r.phone_number === after));
+      await sandbox('/__sandbox/reset');
+
+      // Assess
+      const done = await broadcastIn(broadcastId, ['completed']);
+      expect(done.counts).toMatchObject({ total: 1, sent: 1, failed: 0 });
+      expect((await allRecipients(broadcastId))[0]).toMatchObject({ status: 'sent', phone_number: after });
+      expect(sentList(await sandboxSent(after))).toHaveLength(1);
+      expect(sentList(await sandboxSent(before))).toHaveLength(0);
+    });
+  });
 });

@@ -420,9 +420,9 @@ describe('a cancelled broadcast', () => {
     const sentTo = () => upstream.state.sent.filter((m) => m.to === to.slice(1)).length;
 
     // Act
-    const late = await sendTemplate(t.businessId, stopped.id, randomUUID(), request).then(() => 'sent', (err) => err);
+    const late = await sendTemplate(t.businessId, stopped.id, { contact_id: randomUUID(), phone_number: to }, request).then(() => 'sent', (err) => err);
     const sentAfterLate = sentTo();
-    const other = await sendTemplate(t.businessId, open.id, randomUUID(), request);
+    const other = await sendTemplate(t.businessId, open.id, { contact_id: randomUUID(), phone_number: to }, request);
 
     // Assess
     expect(late).toBeInstanceOf(BroadcastStopped);

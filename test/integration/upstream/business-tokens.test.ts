@@ -66,7 +66,8 @@ describe('per-business access tokens', () => {
     const retry = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: a.apiKey, params: { id: failed.body.data.id } });
     responses.push(retry);
     const aiReply = await sendAiText(a.businessId, 'conversation', toA, 'Respuesta del agente');
-    const broadcast = await sendTemplate(b.businessId, randomUUID(), randomUUID(), { to: randomPhone(), type: 'template', templateName: 'hello_world', language: 'en_US' });
+    const broadcastTo = randomPhone();
+    const broadcast = await sendTemplate(b.businessId, randomUUID(), { contact_id: randomUUID(), phone_number: broadcastTo }, { to: broadcastTo, type: 'template', templateName: 'hello_world', language: 'en_US' });
     const mediaId = await uploadToUpstream(b.businessId, b.phoneNumberId, Buffer.from('%PDF-1.4 test'), 'application/pdf', 'a.pdf');
     const info = await upstreamMediaInfo(b.businessId, b.phoneNumberId, mediaId);
 
