@@ -47,7 +47,7 @@ const isControl = (c: number) => c < 0x09 || (c > 0x0d && c < 0x20 && c !== 0x1b
 
 /**
  * Heuristic for text, in the first 64 KB: no NUL or other control character, in UTF-8 or a single-byte character set
- * (a CSV exported from Windows is Windows-1252), or UTF-16 that starts with its byte-order mark.
+ * (a CSV exported from Windows is Windows-1252: mostly ASCII), or UTF-16 that starts with its byte-order mark.
  */
 function looksLikeText(bytes: Uint8Array): boolean {
   const sample = bytes.subarray(0, 64 * 1024);
@@ -62,8 +62,19 @@ function looksLikeText(bytes: Uint8Array): boolean {
       return false;
     }
   }
-  return !sample.some(isControl);
+  if (sample.some(isControl)) return false;
+  try {
+    // A multi-byte character cut at the sample's end is fine: streamed, it is left undecoded.
+    new TextDecoder('utf-8', { fatal: true }).decode(sample, { stream: sample.length < bytes.length });
+    return true;
+  } catch {
+    // A single-byte character set: mostly ASCII, as text in a Latin alphabet is (a binary format is not).
+    return sample.filter((b) => b < 0x80).length >= SINGLE_BYTE_TEXT_ASCII_SHARE * sample.length;
+  }
 }
+
+/** The least share of ASCII bytes in text that is not UTF-8 (Spanish in Windows-1252 is over 90 % ASCII). */
+const SINGLE_BYTE_TEXT_ASCII_SHARE = 0.7;
 
 /** UTF-16's byte-order marks (FF FE little-endian, FE FF big-endian), which file-type reads as an MPEG audio frame. */
 const utf16Encoding = (bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefined =>

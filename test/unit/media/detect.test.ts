@@ -24,6 +24,11 @@ describe('detectMime', () => {
     expect(await detectMime(frame)).not.toEqual({ mime: 'text/plain' });
   });
 
+  it('does not take bytes without control characters for text when they are neither UTF-8 nor mostly ASCII', async () => {
+    const high = Buffer.from(Array.from({ length: 2000 }, (_, i) => 0x80 + (i % 0x7f)));
+    expect(await detectMime(high)).toBeUndefined();
+  });
+
   it('does not take binary noise for text', async () => {
     expect(await detectMime(Buffer.from([0x00, 0x01, 0x02, 0xff, 0xfe, 0x10]))).toBeUndefined();
   });
