@@ -41,8 +41,9 @@ const canonical = (value: unknown): unknown =>
 
 const hashOf = (body: unknown) => createHash('sha256').update(JSON.stringify(canonical(body) ?? null)).digest('hex');
 
+/** A repeat's answer, as the first request's, marked `idempotent-replayed: true` (Stripe's header) whether it succeeded or not. */
 const replay = (o: Outcome): Outcome => {
-  if (o.status < 400) return o;
+  if (o.status < 400) return { ...o, headers: { ...o.headers, 'idempotent-replayed': 'true' } };
   const refusal = o.upstream
     ? new UpstreamError(String(o.upstream.graph.message ?? ''), o.upstream.status, Number(o.upstream.graph.code) || undefined, undefined, false, o.upstream.graph)
     : undefined;

@@ -38,6 +38,6 @@ export const { handler, spec } = endpoint(
     // the upstream took is `accepted`, as Meta answers for templates.
     const accepted = (body as unknown as { type?: unknown } | undefined)?.type === 'template' ? { message_status: 'accepted' } : {};
     const messages = result.messages.map((m) => (m.wamid ? { id: m.wamid, ...accepted } : { id: m.id, message_status: 'accepted' }));
-    return { status: 200, body: { messaging_product: 'whatsapp', contacts: result.contacts, messages } };
+    return { status: 200, body: { messaging_product: 'whatsapp', contacts: result.contacts, messages }, headers: outcome.headers };
   },
 );

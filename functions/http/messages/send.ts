@@ -26,6 +26,6 @@ export const { handler, spec } = endpoint(
     const idempotencyKey = headers['idempotency-key'];
     const context = Promise.resolve(prefetched as Awaited<NonNullable<SendOptions['context']>>);
     const outcome = await send(auth.businessId, body, { sentBy: 'api', context, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
-    return { status: outcome.status, body: outcome.body };
+    return { status: outcome.status, body: outcome.body, headers: outcome.headers };
   },
 );

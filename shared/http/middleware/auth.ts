@@ -15,7 +15,8 @@ export const authenticate = async (authorization: string | undefined): Promise<A
   if (!authorization) throw unauthorized('Missing Authorization header; send "Authorization: Bearer <API_KEY>"', 'missing');
   // The scheme is case-insensitive (RFC 9110 §11.1).
   const match = /^Bearer +(\S+)$/i.exec(authorization.trim());
-  if (!match) throw unauthorized('Malformed Authorization header; expected "Bearer <API_KEY>"');
+  // Another scheme (Basic, Token, a bare key) tried no bearer token: its challenge names no error (RFC 6750 §3.1).
+  if (!match) throw unauthorized('Malformed Authorization header; expected "Bearer <API_KEY>"', /^Bearer\b/i.test(authorization.trim()) ? 'invalid_token' : 'missing');
   const apiKey = match[1];
   if (!API_KEY_PATTERN.test(apiKey)) throw unauthorized('Invalid API key format');
   const record = await findApiKey(apiKey);

@@ -817,6 +817,8 @@ describe('POST /messages/v1: AI control and idempotency', () => {
     expect(first.status).toBe(200);
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
+    // Marked as a failure's repeat is: the first answer has no mark, its repeat has.
+    expect([first.headers['idempotent-replayed'], second.headers['idempotent-replayed']]).toEqual([undefined, 'true']);
     expect((await h.sent(to)).filter((p) => p.text?.body === 'una vez')).toHaveLength(1);
     const clash = await h.send(t.apiKey, { to, content: 'otra cosa' }, headers);
     expect(clash.status).toBe(422);

@@ -37,8 +37,10 @@ describe.each(guarded.map((r) => [`${r.method} ${r.path}`, r] as const))('%s', (
     expect(anonymous.status).toBe(401);
     if (graphStyle(route.handler)) expect(anonymous.body.error.code).toBe(190);
     else expect(anonymous.body.error).toBe('unauthorized');
-    // RFC 6750's challenge: none came (Bearer), or the one that came is not a key (invalid_token).
+    // RFC 6750's challenge: no bearer token came (Bearer: none, or another scheme), or the one that came is not a key (invalid_token).
     expect(anonymous.headers['www-authenticate']).toBe('Bearer');
+    const otherScheme = await invoke(key, { params, body, headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+    expect([otherScheme.status, otherScheme.headers['www-authenticate']]).toEqual([401, 'Bearer']);
     const revokedOrUnknown = await invoke(key, { apiKey: 'wa_live_notAKeyOfAnyoneAtAll0000000000', params, body });
     expect(revokedOrUnknown.status).toBe(401);
     expect(revokedOrUnknown.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
