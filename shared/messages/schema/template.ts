@@ -103,7 +103,12 @@ const headerMedia = v.pipe(
 export const templateFields = {
   template: v.optional(fullTemplate),
   templateName: v.optional(identifier('templateName', 512)),
-  template_parameters: v.optional(v.array(v.pipe(v.union([v.string(), v.number()], 'template_parameters must be strings'), v.transform(String)), 'template_parameters must be an array of strings')),
+  // Each fills a body placeholder: Meta refuses an empty text parameter, as the full form's `text` is refused here.
+  template_parameters: v.optional(v.array(v.pipe(
+    v.union([v.string(), v.number()], 'template_parameters must be strings'),
+    v.transform(String),
+    v.check((p) => p.trim() !== '', 'template_parameters must not be empty: each fills a placeholder'),
+  ), 'template_parameters must be an array of strings')),
   language: v.optional(nonEmpty('language', 15)),
   header_media: v.optional(headerMedia),
   allowButtonIdOverride: v.optional(v.boolean('allowButtonIdOverride must be a boolean')),
