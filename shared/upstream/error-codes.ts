@@ -104,34 +104,8 @@ const UNAVAILABLE_RETRY_SECONDS = 5;
 /** A transient failure that is the upstream throttling the number (not one that did not answer). */
 const isThrottle = (err: UpstreamError): boolean => err.status === 429 || (err.code !== undefined && THROTTLE_CODES.has(err.code));
 
-/**
- * Meta's 132000 for a parameter count the approved template does not have ("Number of parameters does not match the
- * expected number of params"): the contract's `invalid_template_parameters`, not a missing template. The service checks
- * the count itself when it can read the template list; this is what the upstream says when it could not.
- */
-const PARAMETER_MISMATCH = /number of (localizable_)?params?\b.*does not match|does not match the expected number of param/i;
-const COUNTS = /\((\d+)\) does not match the expected number of params \((\d+)\)/;
-const MATCH_PLACEHOLDERS = 'Give one parameter per placeholder of the approved template (GET /{waba-id}/message_templates shows them).';
-
-function parameterMismatch(err: UpstreamError, context: { templateName?: string; language?: string }): DeliveryError | undefined {
-  const said = `${err.message} ${err.details ?? ''}`;
-  if (err.code !== 132000 || !PARAMETER_MISMATCH.test(said)) return undefined;
-  const counts = COUNTS.exec(said);
-  return {
-    status: 400,
-    error: 'invalid_template_parameters',
-    message: `The parameters do not match the placeholders of template ${context.templateName ?? ''} (${context.language ?? ''}): ${err.details ?? err.message}`,
-    code: String(err.code),
-    action_required: 'check_request',
-    instructions: MATCH_PLACEHOLDERS,
-    details: { template_name: context.templateName ?? null, language: context.language ?? null, ...(counts ? { received: Number(counts[1]), expected: Number(counts[2]) } : {}), upstream: err.details ?? err.message },
-  };
-}
-
 /** `context.messageId`, the stored message the failure belongs to, is what the retry instructions name. */
 export function toDeliveryError(err: UpstreamError, context: { templateName?: string; language?: string; messageId: string }): DeliveryError {
-  const mismatch = parameterMismatch(err, context);
-  if (mismatch) return mismatch;
   const entry = listedCode(err);
   if (entry) {
     return {
@@ -193,7 +167,6 @@ export function storedFailureReply(stored: StoredFailure, messageId: string): St
   const entry = CODES[TEMPLATE_NOT_FOUND_CODES.has(Number(stored.code)) ? 132000 : Number(stored.code)];
   if (entry && entry.error === stored.error) return { status: 400, ...entry, ...stored };
   if (stored.error === 'upstream_error') return { status: 400, ...stored, action_required: 'check_request', instructions: CHECK_REQUEST };
-  if (stored.error === 'invalid_template_parameters') return { status: 400, ...stored, action_required: 'check_request', instructions: MATCH_PLACEHOLDERS };
   return { status: 400, ...stored };
 }
 

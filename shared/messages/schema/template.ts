@@ -107,7 +107,7 @@ export const templateFields = {
   template_parameters: v.optional(v.array(v.pipe(
     v.union([v.string(), v.number()], 'template_parameters must be strings'),
     v.transform(String),
-    v.check((p) => p.trim() !== '', 'template_parameters must not be empty: each fills a placeholder'),
+    v.check((p) => p !== '', 'template_parameters must not be empty: each fills a placeholder'),
   ), 'template_parameters must be an array of strings')),
   language: v.optional(nonEmpty('language', 15)),
   header_media: v.optional(headerMedia),

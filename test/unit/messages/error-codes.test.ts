@@ -37,12 +37,10 @@ describe('upstream delivery codes', () => {
     expect(toDeliveryError(upstream(132012, { message: '(#132012) Parameter format does not match format in the created template' }), failed)).toMatchObject({ error: 'upstream_error', code: '132012' });
   });
 
-  it("answers Meta's 132000 for a parameter count the template does not have as invalid_template_parameters, with the counts it names", () => {
+  it("answers Meta's 132000 as the contract's table does (template_not_found), whatever its message says", () => {
+    // Meta's own title for 132000 is about the parameter count; the contract's row for the code is template_not_found.
     const mismatch = new UpstreamError('(#132000) Number of parameters does not match the expected number of params', 400, 132000, 'body: number of localizable_params (1) does not match the expected number of params (2)', false);
-    expect(toDeliveryError(mismatch, { templateName: 'order_update', language: 'es_MX', ...failed })).toMatchObject({
-      status: 400, error: 'invalid_template_parameters', code: '132000', action_required: 'check_request',
-      details: { template_name: 'order_update', language: 'es_MX', received: 1, expected: 2 },
-    });
+    expect(toDeliveryError(mismatch, { templateName: 'order_update', language: 'es_MX', ...failed })).toMatchObject({ status: 400, error: 'template_not_found', code: '132000' });
   });
 
   it('keeps an unknown code and its upstream message', () => {
