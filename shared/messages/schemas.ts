@@ -99,6 +99,16 @@ const withPlus = (to: unknown) =>
     : typeof to === 'string' && /^\s*[1-9][\d\s\-().]{6,20}$/.test(to) ? `+${to.trim()}` : to;
 
 /**
+ * An upstream-style body with its null members left out: Graph takes a member sent as null as one not sent (heyoo sends
+ * `caption: null` and `filename: null` for a file without them), so it is forwarded without them.
+ */
+function withoutNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutNulls) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== null).map(([key, member]) => [key, withoutNulls(member)])) as T;
+}
+
+/**
  * A body without `type`. In service style it is a text (given `content`): the contract requires `type` for every
  * other kind. In upstream style the member that carries the message names it, as Meta's own examples send a list
  * reply without one ("Send Reply to List Message"), and a text is the Cloud API's default.
@@ -122,7 +132,7 @@ export function parseSendRequest(input: unknown): SendRequest {
   const outside = outsideShapeBound(input);
   if (outside) throw validationError({ [outside.at]: [outside.problem] }, `Invalid message: ${outside.problem}`);
   const upstreamStyle = (input as Record<string, unknown>).messaging_product !== undefined;
-  const body = upstreamStyle ? { ...(input as Record<string, any>), to: withPlus((input as Record<string, any>).to) } : (input as Record<string, any>);
+  const body = upstreamStyle ? { ...withoutNulls(input as Record<string, any>), to: withPlus((input as Record<string, any>).to) } : (input as Record<string, any>);
   const type = typeOf(body, upstreamStyle);
   if (type === undefined) throw invalid({ type: ['type is required for non-text messages (or give content for a text message)'] });
   if (!(MESSAGE_TYPES as readonly string[]).includes(type)) {
