@@ -15,8 +15,9 @@ const hasCallingCode = (digits: string): boolean => [1, 2, 3].some((n) => COUNTR
 
 export function normalizePhone(input: unknown): string | null {
   if (typeof input !== 'string') return null;
-  // "(+52) 55 1234 5678", as some write it: the parenthesis may open before the + or 00 too.
-  const trimmed = input.trim().replace(/^\((?=\+|00)/, '');
+  // "(+52) 55 1234 5678", as some write it: the parenthesis may open before the + or 00 too. "+44 (0)20 7946 0000": the
+  // trunk 0 in parentheses is dialled only within the country, never after the calling code.
+  const trimmed = input.trim().replace(/^\((?=\+|00)/, '').replace(/\(\s*0\s*\)/g, '');
   if (!/^(\+|00)?[\d\s().-]{8,32}$/.test(trimmed)) return null;
   let digits = trimmed.replace(/\D/g, '');
   if (trimmed.startsWith('00')) digits = digits.slice(2);

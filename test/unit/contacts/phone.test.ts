@@ -9,6 +9,9 @@ describe('normalizePhone', () => {
     ['0044 7911 123456', '+447911123456'],
     ['(+52) 155 0000 1111', '+5215500001111'],
     ['(0044) 7911 123456', '+447911123456'],
+    // The trunk 0 written in parentheses after the calling code is not dialled from abroad.
+    ['+44 (0)20 7946 3639', '+442079463639'],
+    ['+49 (0) 151 2345 3639', '+4915123453639'],
   ])('normalises %s to %s', (input, expected) => {
     expect(normalizePhone(input)).toBe(expected);
   });
