@@ -47,7 +47,7 @@ const isControl = (c: number) => c < 0x09 || (c > 0x0d && c < 0x20 && c !== 0x1b
 
 /**
  * Heuristic for text, in the first 64 KB: no NUL or other control character, in UTF-8 or a single-byte character set
- * (a CSV exported from Windows is Windows-1252: mostly ASCII), or UTF-16 that starts with its byte-order mark.
+ * (a CSV exported from Windows is Windows-1252; Cyrillic or Greek text in its own code page), or UTF-16 after its byte-order mark.
  */
 function looksLikeText(bytes: Uint8Array): boolean {
   const sample = bytes.subarray(0, 64 * 1024);
@@ -68,13 +68,13 @@ function looksLikeText(bytes: Uint8Array): boolean {
     new TextDecoder('utf-8', { fatal: true }).decode(sample, { stream: sample.length < bytes.length });
     return true;
   } catch {
-    // A single-byte character set: mostly ASCII, as text in a Latin alphabet is (a binary format is not).
-    return sample.filter((b) => b < 0x80).length >= SINGLE_BYTE_TEXT_ASCII_SHARE * sample.length;
+    // Another character set (Windows-1252, -1251, ISO-8859-x, Shift-JIS): text is mostly ASCII, as a Latin alphabet's
+    // is, or is broken into words or lines, as any alphabet's is; bytes that are neither are no text.
+    const ascii = sample.filter((b) => b < 0x80).length;
+    const breaks = sample.filter((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09).length;
+    return ascii >= 0.7 * sample.length || breaks >= 0.01 * sample.length;
   }
 }
-
-/** The least share of ASCII bytes in text that is not UTF-8 (Spanish in Windows-1252 is over 90 % ASCII). */
-const SINGLE_BYTE_TEXT_ASCII_SHARE = 0.7;
 
 /** UTF-16's byte-order marks (FF FE little-endian, FE FF big-endian), which file-type reads as an MPEG audio frame. */
 const utf16Encoding = (bytes: Uint8Array): 'utf-16le' | 'utf-16be' | undefined =>

@@ -10,6 +10,9 @@ describe('detectMime', () => {
 
   it('recognises text in a single-byte character set (a CSV exported from Windows) and UTF-16 after its byte-order mark', async () => {
     expect(await detectMime(Buffer.from('Nombre;Ciudad\r\nPeña;León\r\n', 'latin1'))).toEqual({ mime: 'text/plain' });
+    // Russian in Windows-1251: no ASCII letters, but words and lines.
+    const cyrillic = Buffer.from([0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2, 0x20, 0xec, 0xe8, 0xf0, 0x0d, 0x0a, 0xc4, 0xee, 0xe1, 0xf0, 0xee, 0xe5, 0x20, 0xf3, 0xf2, 0xf0, 0xee]);
+    expect(await detectMime(cyrillic)).toEqual({ mime: 'text/plain' });
     const utf16le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('Hello world ✓\r\n', 'utf16le')]);
     expect(await detectMime(utf16le)).toEqual({ mime: 'text/plain' });
     const utf16be = Buffer.from(Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from('Hello world\n', 'utf16le').swap16()]));
