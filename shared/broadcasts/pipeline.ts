@@ -121,7 +121,7 @@ export class Pipeline {
         return;
       }
       if (classified.kind === 'fatal') this.fatal ??= classified.error;
-      outcome = { state: 'failed', message_id: classified.messageId ?? r.message_id, error: classified.error };
+      outcome = { state: 'failed', message_id: classified.messageId ?? r.message_id, error: classified.error, phone_number: to };
     }
     if (await settleRecipient(businessId, id, r.contact_id, outcome, lease)) {
       if (outcome.state === 'sent') this.sent++;

@@ -107,7 +107,7 @@ export async function claimRecipient(
 export type Outcome =
   /** With the number it went to, when the contact's number changed since the audience was frozen. */
   | { state: 'sent'; message_id: string | null; wamid: string | null; phone_number?: string }
-  | { state: 'failed'; message_id: string | null; error: { error: string; code?: string; message: string } }
+  | { state: 'failed'; message_id: string | null; error: { error: string; code?: string; message: string }; phone_number?: string }
   | { state: 'cancelled'; reason: string }
   /** Deleted, opted out or left without a number since the audience was frozen: not sent to. */
   | { state: 'skipped'; reason: SkipReason }
@@ -157,7 +157,7 @@ export async function settleRecipient(
     }
   }
   // The number the recipient's message went (or is to go) to, when the contact's changed since the audience was frozen.
-  if ((outcome.state === 'sent' || outcome.state === 'pending') && outcome.phone_number) {
+  if ((outcome.state === 'sent' || outcome.state === 'failed' || outcome.state === 'pending') && outcome.phone_number) {
     values[':phone'] = outcome.phone_number;
     set.push('phone_number = :phone');
   }

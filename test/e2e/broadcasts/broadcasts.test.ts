@@ -192,21 +192,26 @@ describe('broadcasts through the local stack', () => {
     const id = created.body.data.id;
     await waitFor('started', async () => (await api('GET', `/broadcasts/v1/${id}`)).body.data.started_at);
     const newNumber = phone();
+    // One the upstream refuses (the sandbox's 131026 ending): the recipient fails, showing the number it was sent to.
+    const blockedNumber = `+52166${String(++phoneSeq % 1e4).padStart(4, '0')}131026`;
 
     // Act
     const changes = await Promise.all([
       api('DELETE', `/contacts/v1/${ids[39]}`),
       api('PATCH', `/contacts/v1/${ids[38]}`, { opted_out: true }),
       api('PATCH', `/contacts/v1/${ids[37]}`, { phone_number: newNumber }),
+      api('PATCH', `/contacts/v1/${ids[36]}`, { phone_number: blockedNumber }),
     ]);
 
     // Assess
-    expect(changes.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(changes.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     const done = await broadcastIn(id, ['completed']);
-    expect(done.counts).toMatchObject({ total: 40, sent: 38, skipped: 2, failed: 0, pending: 0 });
+    expect(done.counts).toMatchObject({ total: 40, sent: 37, skipped: 2, failed: 1, pending: 0 });
     const recipients = await allRecipients(id);
     expect(recipients.find((r) => r.contact_id === ids[39])).toMatchObject({ status: 'skipped', reason: 'deleted' });
     expect(recipients.find((r) => r.contact_id === ids[38])).toMatchObject({ status: 'skipped', reason: 'opted_out' });
+    expect(recipients.find((r) => r.contact_id === ids[37])).toMatchObject({ status: 'sent', phone_number: newNumber });
+    expect(recipients.find((r) => r.contact_id === ids[36])).toMatchObject({ status: 'failed', phone_number: blockedNumber, error: { code: '131026' } });
     expect(sentList(await sandboxSent(people[39].phone_number))).toHaveLength(0);
     expect(sentList(await sandboxSent(people[38].phone_number))).toHaveLength(0);
     expect(sentList(await sandboxSent(people[37].phone_number))).toHaveLength(0);
