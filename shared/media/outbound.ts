@@ -32,7 +32,7 @@ export const isMediaDraft = (draft: OutboundDraft): boolean => isMediaType(draft
 export function applyPrepared(draft: { messageType: string; payload: Record<string, any>; metadata?: Record<string, unknown> }, prepared: PreparedMedia): void {
   if (draft.messageType === 'template') {
     const header = templateHeaderLink(draft.payload);
-    if (header) header.param[header.type] = prepared.media;
+    if (header) header.param[header.key] = prepared.media;
     return;
   }
   const original = draft.messageType;

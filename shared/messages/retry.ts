@@ -237,7 +237,7 @@ async function proxiedPayload(businessId: string, phoneNumberId: string, type: s
     throw err;
   });
   if (result?.status !== 'ready' || result.prepared.type !== mediaType) return undefined;
-  if (header) header.param[header.type] = result.prepared.media;
+  if (header) header.param[header.key] = result.prepared.media;
   else payload[type] = result.prepared.media;
   return payload;
 }

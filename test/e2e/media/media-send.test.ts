@@ -19,6 +19,7 @@ beforeAll(async () => {
   stack = await startTestStack({ demo: true, queueRetryDelayMs: 50 });
   served['/sandbox-unreachable/pic.png'] = await smallPng();
   served['/sandbox-unreachable/notes.txt'] = Buffer.from('not a picture\n');
+  served['/clip.mp4'] = await smallMp4();
   served['/photo.jpg'] = await photoJpeg(3000, 2200, 24);
   served['/big-clip.mp4'] = Buffer.concat([await smallMp4(), Buffer.alloc(17 * MB)]);
   files = await startFileServer(served);
@@ -112,6 +113,19 @@ describe('media sends over HTTP', () => {
     expect(shortcut.body.data).toMatchObject({ messageType: 'template', status: 'sent' });
     expect(shortcutHeader).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
     expect(fullHeader).toEqual({ type: 'image', image: { id: expect.stringMatching(/^\d+$/) } });
+  });
+
+  it('proxies a GIF header link the upstream cannot download (131052) as a video file, and sends it by id as a GIF header', async () => {
+    // Prepare: the upstream fails the first send of the link
+    const link = `${filesUrl}/clip.mp4`;
+    await fetch(`${stack.sandboxUrl}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'error', code: 131052, count: 1, target: 'messages' }) });
+
+    // Act
+    const res = await send({ messaging_product: 'whatsapp', type: 'template', template: { name: 'hello_world', language: { code: 'en_US' }, components: [{ type: 'HEADER', parameters: [{ type: 'gif', gif: { link } }] }] } });
+
+    // Assess
+    expect(res.status).toBe(200);
+    expect((await lastSent()).template.components[0].parameters[0]).toEqual({ type: 'gif', gif: { id: expect.stringMatching(/^\d+$/) } });
   });
 
   it('proxies a template header link on a retry too, keeping the service id as the callback data', async () => {
