@@ -63,6 +63,10 @@ async function processRecord(record: SQSRecord): Promise<void> {
     return;
   }
   const { messageId } = record;
+  // When the notification came in (its enqueue by the receive endpoint): one moment for all its messages, so that the
+  // messages of one second keep their order however long the worker takes over them.
+  const sent = Number(record.attributes?.SentTimestamp);
+  const arrived = Number.isFinite(sent) && sent > 0 ? sent : Date.now();
   const lastReceive = Number(record.attributes?.ApproximateReceiveCount ?? 1) >= MAX_RECEIVES;
   let waiting: NotYetKnown | undefined;
   for (const entry of listOf(payload.entry, 'entry', messageId)) {
@@ -82,7 +86,7 @@ async function processRecord(record: SQSRecord): Promise<void> {
         continue;
       }
       for (const message of listOf(value.messages, 'messages', messageId)) {
-        if (isObject(message)) await recordInbound(businessId, value, message);
+        if (isObject(message)) await recordInbound(businessId, value, message, arrived);
         else logger.warn('upstream message that is not an object dropped', { messageId });
       }
       for (const status of listOf(value.statuses, 'statuses', messageId)) {

@@ -93,7 +93,8 @@ async function nameFromProfile(businessId: string, contactId: string, name: stri
     logger.warn('profile name not written to the contact', { businessId, contactId, error: err as Error }));
 }
 
-export async function recordInbound(businessId: string, value: Record<string, any>, message: Record<string, any>): Promise<InboundOutcome> {
+/** `arrived`: when the notification carrying the message came in (ms), one moment for all the messages it carries. */
+export async function recordInbound(businessId: string, value: Record<string, any>, message: Record<string, any>, arrived = Date.now()): Promise<InboundOutcome> {
   const wamid = String(message.id ?? '');
   const sender = senderOf(value, message);
   if (!wamid || wamid.length > MAX_ID_LENGTH || (!sender.phone && !sender.userId)) {
@@ -109,7 +110,7 @@ export async function recordInbound(businessId: string, value: Record<string, an
   if (known) return askAiAgain(businessId, known.messageId);
 
   const who: CustomerIdentity = sender.phone ? { phone: `+${sender.phone}`, userId: sender.userId } : { userId: sender.userId! };
-  const at = writtenAt(message.timestamp);
+  const at = writtenAt(message.timestamp, arrived);
   // A contact this message creates was last in contact now (its contact.created says so, not null).
   const contactOf = () => findOrCreateContact(businessId, who, { origin: 'inbound', lastContactAt: at, ...(sender.name ? { name: sender.name } : {}) });
   let { contact } = await contactOf();

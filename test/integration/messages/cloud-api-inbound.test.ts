@@ -116,6 +116,25 @@ describe('inbound webhooks reach message.received unchanged', () => {
     expect(listed.body.messages.map((m: any) => m.content.body)).toEqual(['cuatro', 'tres', 'dos', 'uno']);
   });
 
+  it('takes the messages of one notification at the moment it came in, however long the worker takes over them, so their order holds across a second', async () => {
+    // Prepare: a notification of four messages of second T that came in at T.900, which the worker reaches in the next second
+    const t = await h.newTenant();
+    const from = randomPhone().slice(1);
+    const second = Math.floor(Date.now() / 1000) - 1;
+    const messages = ['uno', 'dos', 'tres', 'cuatro'].map((body) => ({ from, id: `wamid.late${body}${from}`, timestamp: String(second), type: 'text', text: { body } }));
+    const raw = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: 'waba', changes: [{ field: 'messages', value: { messaging_product: 'whatsapp', metadata: { display_phone_number: '15550001234', phone_number_id: t.phoneNumberId }, contacts: [{ profile: { name: 'O' }, wa_id: from }], messages } }] }] });
+    expect((await h.invoke('POST /webhooks/upstream', { rawBody: raw, headers: { 'x-hub-signature-256': signatureOf(raw, TEST_UPSTREAM.appSecret) } })).status).toBe(200);
+    const queued = h.takeQueue('upstream-events');
+
+    // Act
+    expect(await h.runWorker(queued.map((q) => ({ body: q.body, sentAt: second * 1000 + 900 })))).toBe(0);
+
+    // Assess: every one at T.900, in the order they came (newest first)
+    const conversationId = h.events(t.businessId).find((e) => e.event === 'message.received')!.data.conversation_id;
+    const listed = (await h.invoke('GET /conversations/v1/{id}/messages', { apiKey: t.apiKey, params: { id: conversationId } })).body.messages;
+    expect(listed.map((m: any) => [m.content.body, m.createdAt])).toEqual(['cuatro', 'tres', 'dos', 'uno'].map((body) => [body, new Date(second * 1000 + 900).toISOString()]));
+  });
+
   it("keeps the change's own errors beside its message (pywa's interactive message with an error)", async () => {
     const t = await h.newTenant();
     const from = randomPhone().slice(1);

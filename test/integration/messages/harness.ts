@@ -40,13 +40,15 @@ export async function startHarness() {
   receive = async (raw, signature) =>
     (await api.invoke('POST /webhooks/upstream', { rawBody: raw, headers: signature ? { 'x-hub-signature-256': signature } : {} })).status;
 
-  const take = (name: QueueName) => queues.sqs.take(name).map((m) => ({ queue: name, body: m.body }));
-  const sqsRecord = (body: string, receiveCount: number) => ({
-    messageId: randomUUID(), receiptHandle: 'r', body, attributes: { ApproximateReceiveCount: String(receiveCount) } as any, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:0:upstream-events', awsRegion: 'us-east-1',
+  const take = (name: QueueName) => queues.sqs.take(name).map((m) => ({ queue: name, body: m.body, sentAt: m.sentAt }));
+  /** An SQS record as Lambda gets it: its body, how often it was received, and when it was sent (SQS's SentTimestamp). */
+  const sqsRecord = (body: string, receiveCount: number, sentAt = Date.now()) => ({
+    messageId: randomUUID(), receiptHandle: 'r', body, attributes: { ApproximateReceiveCount: String(receiveCount), SentTimestamp: String(sentAt) } as any, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:0:upstream-events', awsRegion: 'us-east-1',
   });
-  /** Runs the upstream-events worker on the queued webhook bodies (in order, each received the `receiveCount`th time); returns failed record count. */
-  const runWorker = async (bodies: string[], receiveCount = 1) => {
-    const res = await worker.handler({ Records: bodies.map((body) => sqsRecord(body, receiveCount)) } as any);
+  /** Runs the upstream-events worker on queued webhook bodies (in order, each received the `receiveCount`th time); returns failed record count. */
+  const runWorker = async (bodies: (string | { body: string; sentAt: number })[], receiveCount = 1) => {
+    const records = bodies.map((b) => (typeof b === 'string' ? sqsRecord(b, receiveCount) : sqsRecord(b.body, receiveCount, b.sentAt)));
+    const res = await worker.handler({ Records: records } as any);
     return res.batchItemFailures.length;
   };
   const allEvents: { queue: string; body: string }[] = [];
@@ -61,7 +63,7 @@ export async function startHarness() {
   };
 
   /** Delivers every webhook body the receive handler queued. */
-  const drain = async () => runWorker(take('upstream-events').map((m) => m.body));
+  const drain = async () => runWorker(take('upstream-events'));
   const inbound = async (phoneNumberId: string, from: string, extra: Record<string, unknown> = {}) => {
     const res = await sandboxCall('POST', '/__sandbox/inbound', { from, text: 'Hola', phone_number_id: phoneNumberId, ...extra });
     if (res.status !== 200 || res.body.webhook_status !== 200) throw new Error(`inbound not accepted: ${JSON.stringify(res.body)}`);
