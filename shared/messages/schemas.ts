@@ -99,13 +99,25 @@ const withPlus = (to: unknown) =>
     : typeof to === 'string' && /^\s*[1-9][\d\s\-().]{6,20}$/.test(to) ? `+${to.trim()}` : to;
 
 /**
- * An upstream-style body with its null members left out: Graph takes a member sent as null as one not sent (heyoo sends
- * `caption: null` and `filename: null` for a file without them), so it is forwarded without them.
+ * An upstream-style body with its null members left out, for the checks: Graph takes a member sent as null as one not
+ * sent (heyoo sends `caption: null` and `filename: null` for a file without them).
  */
 function withoutNulls<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withoutNulls) as T;
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== null).map(([key, member]) => [key, withoutNulls(member)])) as T;
+}
+
+/** The checked body with the null members the request sent put back where they were: forwarded as sent. */
+function withNullsOf(sent: unknown, checked: unknown): unknown {
+  if (Array.isArray(sent) && Array.isArray(checked)) return checked.map((item, i) => withNullsOf(sent[i], item));
+  if (!sent || typeof sent !== 'object' || !checked || typeof checked !== 'object' || Array.isArray(checked)) return checked;
+  const out: Record<string, unknown> = { ...(checked as Record<string, unknown>) };
+  for (const [key, member] of Object.entries(sent)) {
+    if (member === null && !Object.hasOwn(out, key)) out[key] = null;
+    else if (Object.hasOwn(out, key)) out[key] = withNullsOf(member, out[key]);
+  }
+  return out;
 }
 
 /**
@@ -149,7 +161,8 @@ export function parseSendRequest(input: unknown): SendRequest {
     }
     throw invalid(details);
   }
-  return { ...(parsed.output as Record<string, any>), type } as SendRequest;
+  const output = upstreamStyle ? withNullsOf(input, parsed.output) : parsed.output;
+  return { ...(output as Record<string, any>), type } as SendRequest;
 }
 
 const invalid = (details: FieldErrors) => validationError(details, `Invalid message: ${summarize(details)}`);

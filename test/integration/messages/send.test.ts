@@ -49,15 +49,15 @@ describe('POST /messages/v1: successful sends', () => {
     expect(h.events(t.businessId).filter((e) => e.event === 'conversation.created')).toHaveLength(1);
   });
 
-  it('takes an upstream-style member sent as null as one not sent (heyoo sends caption and filename as null), and forwards it without', async () => {
+  it('takes an upstream-style member sent as null as one not sent (heyoo sends caption and filename as null), and forwards it as sent', async () => {
     const { t, to } = await h.openChat();
     const image = await h.send(t.apiKey, { messaging_product: 'whatsapp', recipient_type: 'individual', to, type: 'image', image: { link: 'https://example.com/a.png', caption: null } });
     const forwardedImage = (await h.sent(to)).at(-1).image;
     const document = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'document', document: { link: 'https://example.com/a.pdf', caption: null, filename: null } });
     const forwardedDocument = (await h.sent(to)).at(-1).document;
     expect([image.status, document.status]).toEqual([200, 200]);
-    expect(forwardedImage).toEqual({ link: 'https://example.com/a.png' });
-    expect(forwardedDocument).toEqual({ link: 'https://example.com/a.pdf' });
+    expect(forwardedImage).toEqual({ link: 'https://example.com/a.png', caption: null });
+    expect(forwardedDocument).toEqual({ link: 'https://example.com/a.pdf', caption: null, filename: null });
   });
 
   it('gives concurrent first sends to a new number one contact and one conversation', async () => {
