@@ -106,12 +106,8 @@ export class Pipeline {
         await settleRecipient(businessId, id, r.contact_id, { state: 'pending' }, lease);
         return;
       }
-      // The message is no longer failed: retried by hand meanwhile (sent: so is the recipient), or being retried.
       if (again && err instanceof ApiError && (err.body as { error?: unknown }).error === 'invalid_state') {
-        const message = await getMessage(businessId, again);
-        const went = message && ['sent', 'delivered', 'read'].includes(message.status);
-        outcome = went ? { state: 'sent', message_id: again, wamid: message.wamid ?? null, phone_number: to } : { state: 'pending', message_id: again };
-        if (await settleRecipient(businessId, id, r.contact_id, outcome, lease) && went) this.sent++;
+        await this.followRetriedMeanwhile(r, lease, again, to);
         return;
       }
       const classified = classify(err);
@@ -127,6 +123,15 @@ export class Pipeline {
       if (outcome.state === 'sent') this.sent++;
       else this.failed++;
     }
+  }
+
+  /** The recipient's failed message is no longer failed: retried by hand meanwhile (sent: so is the recipient), or being retried. */
+  private async followRetriedMeanwhile(r: Recipient, lease: string, messageId: string, to: string): Promise<void> {
+    const { businessId, id } = this.b;
+    const message = await getMessage(businessId, messageId);
+    const went = message !== undefined && ['sent', 'delivered', 'read'].includes(message.status);
+    const outcome: Outcome = went ? { state: 'sent', message_id: messageId, wamid: message.wamid ?? null, phone_number: to } : { state: 'pending', message_id: messageId };
+    if (await settleRecipient(businessId, id, r.contact_id, outcome, lease) && went) this.sent++;
   }
 }
 
