@@ -56,6 +56,21 @@ describe('funnel stages', () => {
     expect(res.body).toEqual({ error: 'validation_error', message: expect.any(String), details: { [field]: [expect.any(String)] } });
   });
 
+  it('lists the stages with a consistent read, so a stage just created shows in the list that follows (DynamoDB reads eventually consistent by default)', async () => {
+    const { dynamo } = await import('#shared/store/client.ts');
+    const { countCalls, measure } = await import('../../support/dynamo-calls.ts');
+    countCalls(dynamo);
+    const t = await newTenant(['funnels:read', 'funnels:write']);
+    expect((await invoke('POST /funnel/v1/stages', { apiKey: t.apiKey, body: { name: 'Nuevo' } })).status).toBe(201);
+
+    const { result, calls } = await measure(() => invoke('GET /funnel/v1/stages', { apiKey: t.apiKey }));
+
+    expect(result.body.stages.map((s: any) => s.name)).toEqual(['Nuevo']);
+    const stageReads = calls.filter((c) => c.command === 'QueryCommand' && String(c.input.ExpressionAttributeValues?.[':p']?.S ?? JSON.stringify(c.input)).includes('STAGE'));
+    expect(stageReads.length).toBeGreaterThan(0);
+    expect(stageReads.every((c) => c.input.ConsistentRead === true)).toBe(true);
+  });
+
   it('counts a name\'s characters as the contract does: 100 emoji fit (each is one character, two UTF-16 units)', async () => {
     const t = await newTenant();
     const res = await create(t.apiKey, { name: '😀'.repeat(100) });
