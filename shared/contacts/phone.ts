@@ -7,6 +7,12 @@
  */
 import { COUNTRY_CALLING_CODES } from './calling-codes.ts';
 
+/**
+ * "+44 (0)20 7946 0000": the trunk 0 in parentheses is dialled only within the country, never after the calling code.
+ * Every reading of a number a client wrote (a contact's, a send's `to`, a phone filter or search) leaves it out.
+ */
+export const withoutTrunkZero = (written: string): string => written.replace(/\(\s*0\s*\)/g, '');
+
 /** E.164: a number has at most 15 digits. */
 export const MAX_E164_DIGITS = 15;
 
@@ -15,9 +21,8 @@ const hasCallingCode = (digits: string): boolean => [1, 2, 3].some((n) => COUNTR
 
 export function normalizePhone(input: unknown): string | null {
   if (typeof input !== 'string') return null;
-  // "(+52) 55 1234 5678", as some write it: the parenthesis may open before the + or 00 too. "+44 (0)20 7946 0000": the
-  // trunk 0 in parentheses is dialled only within the country, never after the calling code.
-  const trimmed = input.trim().replace(/^\((?=\+|00)/, '').replace(/\(\s*0\s*\)/g, '');
+  // "(+52) 55 1234 5678", as some write it: the parenthesis may open before the + or 00 too.
+  const trimmed = withoutTrunkZero(input.trim().replace(/^\((?=\+|00)/, ''));
   if (!/^(\+|00)?[\d\s().-]{8,32}$/.test(trimmed)) return null;
   let digits = trimmed.replace(/\D/g, '');
   if (trimmed.startsWith('00')) digits = digits.slice(2);

@@ -13,6 +13,7 @@ import { interactive } from './schema/interactive.ts';
 import { outsideShapeBound } from './schema/shape.ts';
 import { templateFields } from './schema/template.ts';
 import { durationMinutes } from '#shared/ai/duration.ts';
+import { withoutTrunkZero } from '#shared/contacts/phone.ts';
 
 export { MEDIA_TYPES, MAX_CAPTION, type MediaType } from './schema/objects.ts';
 
@@ -33,7 +34,7 @@ const E164 = /^\+[1-9]\d{6,14}$/;
 const to = v.pipe(
   v.string('to is required: the recipient in international format with a leading +'),
   v.trim(),
-  v.transform((s) => s.replace(/[\s\-().]/g, '')),
+  v.transform((s) => withoutTrunkZero(s).replace(/[\s\-().]/g, '')),
   v.regex(E164, 'to must be in international format with a leading + (for example +5215512345678)'),
 );
 

@@ -3,11 +3,13 @@
  * stored and what is compared can never disagree. Matching is case- and accent-insensitive.
  */
 import { parseIso } from '#shared/lang/iso-date.ts';
+import { withoutTrunkZero } from '#shared/contacts/phone.ts';
 
 export const fold = (s: string): string =>
   s.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().trim();
 
-export const digits = (s: string): string => s.replace(/\D/g, '');
+/** The digits of a number as written (a trunk "(0)" after the calling code is no digit of it: phone.ts). */
+export const digits = (s: string): string => withoutTrunkZero(s).replace(/\D/g, '');
 
 /** UUIDs travel in the projection as 22 base64url characters instead of 36. */
 export const packUuid = (id: string): string => {

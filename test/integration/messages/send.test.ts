@@ -60,6 +60,15 @@ describe('POST /messages/v1: successful sends', () => {
     expect(forwardedDocument).toEqual({ link: 'https://example.com/a.pdf', caption: null, filename: null });
   });
 
+  it('sends to a number written with its trunk "(0)" without it, to the contact that has the number', async () => {
+    const t = await h.newTenant();
+    const contact = await h.invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+44 20 7946 3639' } });
+    const sent = await h.send(t.apiKey, { to: '+44 (0)20 7946 3639', type: 'template', templateName: 'hello_world', language: 'en_US' });
+    expect(sent.status).toBe(200);
+    expect((await getMessage(t.apiKey, sent.body.data.id)).contactId).toBe(contact.body.contact.id);
+    expect((await h.sent('+442079463639')).map((p) => p.to)).toEqual(['+442079463639']);
+  });
+
   it('gives concurrent first sends to a new number one contact and one conversation', async () => {
     const t = await h.newTenant();
     const to = randomPhone();

@@ -102,6 +102,8 @@ describe('compiled filters', () => {
     [{ name: { equals: 'maría lópez' } }, true],
     [{ name: { equals: 'maría' } }, false],
     [{ phone: '+52 155' }, true],
+    // A trunk "(0)" after the calling code is no digit of the number, as when the number was stored.
+    [{ phone: { equals: '+52 (0)1 55 1234 5678' } }, true],
     [{ email: 'example.com' }, true],
     [{ tags: { any: ['vip', 'x'] } }, true],
     [{ tags: { all: ['vip', 'x'] } }, false],
