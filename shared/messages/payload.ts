@@ -3,6 +3,7 @@
  * Service-only fields (content, ai, autoConvert, templateName, header_media...) never reach the upstream.
  */
 import type { SendRequest, MessageType } from './schemas.ts';
+import { withSentNulls } from './sent-nulls.ts';
 import type { TemplateObject } from '#shared/templates/prepare.ts';
 import { upstreamObject } from '#shared/media/upstream-object.ts';
 
@@ -41,7 +42,7 @@ export function buildPayload(req: SendRequest, extras: { template?: TemplateObje
   if (req.context?.message_id) payload.context = { message_id: extras.contextWamid ?? req.context.message_id };
   if (req.biz_opaque_callback_data) payload.biz_opaque_callback_data = req.biz_opaque_callback_data;
   if (req.recipient_identity_key_hash !== undefined) payload.recipient_identity_key_hash = req.recipient_identity_key_hash;
-  return payload;
+  return withSentNulls(req, payload);
 }
 
 /** What the message record keeps as its content: the type object as sent. */

@@ -14,6 +14,7 @@ import { outsideShapeBound } from './schema/shape.ts';
 import { templateFields } from './schema/template.ts';
 import { durationMinutes } from '#shared/ai/duration.ts';
 import { withoutTrunkZero } from '#shared/contacts/phone.ts';
+import { keepSentBody } from './sent-nulls.ts';
 
 export { MEDIA_TYPES, MAX_CAPTION, type MediaType } from './schema/objects.ts';
 
@@ -99,26 +100,11 @@ const withPlus = (to: unknown) =>
   typeof to === 'number' && Number.isSafeInteger(to) && to > 0 ? `+${to}`
     : typeof to === 'string' && /^\s*[1-9][\d\s\-().]{6,20}$/.test(to) ? `+${to.trim()}` : to;
 
-/**
- * An upstream-style body with its null members left out, for the checks: Graph takes a member sent as null as one not
- * sent (heyoo sends `caption: null` and `filename: null` for a file without them).
- */
+/** An upstream-style body with its null members left out, for the checks (sent-nulls.ts says why). */
 function withoutNulls<T>(value: T): T {
   if (Array.isArray(value)) return value.map(withoutNulls) as T;
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== null).map(([key, member]) => [key, withoutNulls(member)])) as T;
-}
-
-/** The checked body with the null members the request sent put back where they were: forwarded as sent. */
-function withNullsOf(sent: unknown, checked: unknown): unknown {
-  if (Array.isArray(sent) && Array.isArray(checked)) return checked.map((item, i) => withNullsOf(sent[i], item));
-  if (!sent || typeof sent !== 'object' || !checked || typeof checked !== 'object' || Array.isArray(checked)) return checked;
-  const out: Record<string, unknown> = { ...(checked as Record<string, unknown>) };
-  for (const [key, member] of Object.entries(sent)) {
-    if (member === null && !Object.hasOwn(out, key)) out[key] = null;
-    else if (Object.hasOwn(out, key)) out[key] = withNullsOf(member, out[key]);
-  }
-  return out;
 }
 
 /**
@@ -144,7 +130,8 @@ export function parseSendRequest(input: unknown): SendRequest {
   }
   const outside = outsideShapeBound(input);
   if (outside) throw validationError({ [outside.at]: [outside.problem] }, `Invalid message: ${outside.problem}`);
-  const upstreamStyle = (input as Record<string, unknown>).messaging_product !== undefined;
+  // A messaging_product of null is none (as any null member is): a body without one is the service's style.
+  const upstreamStyle = (input as Record<string, unknown>).messaging_product != null;
   const body = upstreamStyle ? { ...withoutNulls(input as Record<string, any>), to: withPlus((input as Record<string, any>).to) } : (input as Record<string, any>);
   const type = typeOf(body, upstreamStyle);
   if (type === undefined) throw invalid({ type: ['type is required for non-text messages (or give content for a text message)'] });
@@ -162,8 +149,9 @@ export function parseSendRequest(input: unknown): SendRequest {
     }
     throw invalid(details);
   }
-  const output = upstreamStyle ? withNullsOf(input, parsed.output) : parsed.output;
-  return { ...(output as Record<string, any>), type } as SendRequest;
+  const request = { ...(parsed.output as Record<string, any>), type } as SendRequest;
+  if (upstreamStyle) keepSentBody(request, input);
+  return request;
 }
 
 const invalid = (details: FieldErrors) => validationError(details, `Invalid message: ${summarize(details)}`);

@@ -27,7 +27,7 @@ export const { handler, spec } = endpoint(
   async ({ auth, body, headers, params }) => {
     await requireOwnNumber(auth.businessId, params.id, 'POST');
     // Meta requires it on every message and receipt (POST /messages/v1 tells the two styles apart by it).
-    if ((body as { messaging_product?: unknown } | undefined)?.messaging_product === undefined) {
+    if ((body as { messaging_product?: unknown } | undefined)?.messaging_product == null) {
       throw validationError({ messaging_product: ['is required: "whatsapp"'] }, 'The parameter messaging_product is required.');
     }
     if (isReadReceipt(body)) return { status: 200, body: await markRead(auth.businessId, body) };

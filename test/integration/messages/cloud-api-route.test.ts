@@ -51,6 +51,9 @@ describe('POST /{version}/{id}/messages', () => {
     expect(res.status).toBe(400);
     expect(res.body).toEqual(graphError(100));
     expect(res.body.error.message).toBe('(#100) The parameter messaging_product is required.');
+    // Sent as null, it is not sent either.
+    const asNull = await post(t, { ...body, messaging_product: null });
+    expect([asNull.status, asNull.body.error.message]).toEqual([400, '(#100) The parameter messaging_product is required.']);
     expect(await h.sent(to)).toEqual([]);
   });
 

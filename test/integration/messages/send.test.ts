@@ -49,15 +49,23 @@ describe('POST /messages/v1: successful sends', () => {
     expect(h.events(t.businessId).filter((e) => e.event === 'conversation.created')).toHaveLength(1);
   });
 
-  it('takes an upstream-style member sent as null as one not sent (heyoo sends caption and filename as null), and forwards it as sent', async () => {
+  it('takes an upstream-style member sent as null as one not sent (heyoo sends caption and filename as null); a null messaging_product is none', async () => {
     const { t, to } = await h.openChat();
     const image = await h.send(t.apiKey, { messaging_product: 'whatsapp', recipient_type: 'individual', to, type: 'image', image: { link: 'https://example.com/a.png', caption: null } });
     const forwardedImage = (await h.sent(to)).at(-1).image;
     const document = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'document', document: { link: 'https://example.com/a.pdf', caption: null, filename: null } });
     const forwardedDocument = (await h.sent(to)).at(-1).document;
-    expect([image.status, document.status]).toEqual([200, 200]);
-    expect(forwardedImage).toEqual({ link: 'https://example.com/a.png', caption: null });
-    expect(forwardedDocument).toEqual({ link: 'https://example.com/a.pdf', caption: null, filename: null });
+    // A null id beside a link is no id: the link goes (the media rules read the request without the null).
+    const byLink = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'image', image: { id: null, link: 'https://example.com/b.png' } });
+    const forwardedByLink = (await h.sent(to)).at(-1).image;
+    // A null messaging_product is none: a body without one is the service's style, where it must be "whatsapp".
+    const noProduct = await h.send(t.apiKey, { messaging_product: null, to, type: 'text', text: { body: 'x' } });
+    expect([image.status, document.status, byLink.status]).toEqual([200, 200, 200]);
+    // A media object goes as the service prepared its file (by link or id), without the nulls.
+    expect(forwardedImage).toEqual({ link: 'https://example.com/a.png' });
+    expect(forwardedDocument).toEqual({ link: 'https://example.com/a.pdf' });
+    expect(forwardedByLink).toEqual({ link: 'https://example.com/b.png' });
+    expect([noProduct.status, noProduct.body.error]).toEqual([400, 'validation_error']);
   });
 
   it('sends to a number written with its trunk "(0)" without it, to the contact that has the number', async () => {

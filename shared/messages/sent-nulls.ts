@@ -1,0 +1,28 @@
+/**
+ * Null members of an upstream-style send: Graph takes a member sent as null as one not sent (heyoo sends `caption: null`
+ * and `filename: null` for a file without them), so every rule of the service reads the request without them, and the
+ * payload goes upstream with them put back where they were: forwarded as sent. No dependencies.
+ */
+
+/** What each upstream-style request was as sent, nulls included. */
+const sentBodies = new WeakMap<object, unknown>();
+
+/** Remembers the body a checked request was read from. */
+export const keepSentBody = (request: object, sent: unknown): void => {
+  sentBodies.set(request, sent);
+};
+
+/** The upstream payload built from `request`, with the null members its body sent put back. */
+export const withSentNulls = <T>(request: object, payload: T): T => (sentBodies.has(request) ? withNullsOf(sentBodies.get(request), payload) as T : payload);
+
+/** `checked` with the null members of `sent` put back where they were. */
+function withNullsOf(sent: unknown, checked: unknown): unknown {
+  if (Array.isArray(sent) && Array.isArray(checked)) return checked.map((item, i) => withNullsOf(sent[i], item));
+  if (!sent || typeof sent !== 'object' || !checked || typeof checked !== 'object' || Array.isArray(checked)) return checked;
+  const out: Record<string, unknown> = { ...(checked as Record<string, unknown>) };
+  for (const [key, member] of Object.entries(sent)) {
+    if (member === null && !Object.hasOwn(out, key)) out[key] = null;
+    else if (Object.hasOwn(out, key)) out[key] = withNullsOf(member, out[key]);
+  }
+  return out;
+}
