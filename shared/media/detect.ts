@@ -46,8 +46,8 @@ function mp4TrackKinds(bytes: Uint8Array): Set<string> {
 const isControl = (c: number) => c < 0x09 || (c > 0x0d && c < 0x20 && c !== 0x1b);
 
 /**
- * Heuristic for text, in the first 64 KB: no NUL or other control character, in UTF-8 or a single-byte character set
- * (a CSV exported from Windows is Windows-1252; Cyrillic or Greek text in its own code page), or UTF-16 after its byte-order mark.
+ * Heuristic for text, in the first 64 KB: no NUL or other control character, in UTF-8 or any other character set (a CSV
+ * exported from Windows is Windows-1252, Japanese may be Shift-JIS), or UTF-16 after its byte-order mark.
  */
 function looksLikeText(bytes: Uint8Array): boolean {
   const sample = bytes.subarray(0, 64 * 1024);
@@ -62,18 +62,9 @@ function looksLikeText(bytes: Uint8Array): boolean {
       return false;
     }
   }
-  if (sample.some(isControl)) return false;
-  try {
-    // A multi-byte character cut at the sample's end is fine: streamed, it is left undecoded.
-    new TextDecoder('utf-8', { fatal: true }).decode(sample, { stream: sample.length < bytes.length });
-    return true;
-  } catch {
-    // Another character set (Windows-1252, -1251, ISO-8859-x, Shift-JIS): text is mostly ASCII, as a Latin alphabet's
-    // is, or is broken into words or lines, as any alphabet's is; bytes that are neither are no text.
-    const ascii = sample.filter((b) => b < 0x80).length;
-    const breaks = sample.filter((b) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09).length;
-    return ascii >= 0.7 * sample.length || breaks >= 0.01 * sample.length;
-  }
+  // UTF-8, or another character set (Windows-1252 or -1251, ISO-8859-x, Shift-JIS, GBK, TIS-620): which one cannot be
+  // told from the bytes, and text in any of them has no control characters, as almost no binary format goes 64 KB without.
+  return !sample.some(isControl);
 }
 
 /** UTF-16's byte-order marks (FF FE little-endian, FE FF big-endian), which file-type reads as an MPEG audio frame. */
