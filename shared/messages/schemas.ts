@@ -14,7 +14,7 @@ import { outsideShapeBound } from './schema/shape.ts';
 import { templateFields } from './schema/template.ts';
 import { durationMinutes } from '#shared/ai/duration.ts';
 import { withoutTrunkZero } from '#shared/contacts/phone.ts';
-import { keepSentBody } from './sent-nulls.ts';
+import { keepSentBody, withoutNulls } from './sent-nulls.ts';
 
 export { MEDIA_TYPES, MAX_CAPTION, type MediaType } from './schema/objects.ts';
 
@@ -99,13 +99,6 @@ export type SendRequest = Record<string, any> & { to: string; type: MessageType 
 const withPlus = (to: unknown) =>
   typeof to === 'number' && Number.isSafeInteger(to) && to > 0 ? `+${to}`
     : typeof to === 'string' && /^\s*[1-9][\d\s\-().]{6,20}$/.test(to) ? `+${to.trim()}` : to;
-
-/** An upstream-style body with its null members left out, for the checks (sent-nulls.ts says why). */
-function withoutNulls<T>(value: T): T {
-  if (Array.isArray(value)) return value.map(withoutNulls) as T;
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== null).map(([key, member]) => [key, withoutNulls(member)])) as T;
-}
 
 /**
  * A body without `type`. In service style it is a text (given `content`): the contract requires `type` for every

@@ -4,6 +4,13 @@
  * payload goes upstream with them put back where they were: forwarded as sent. No dependencies.
  */
 
+/** A body with its null members left out (array items kept), as every rule reads it. */
+export function withoutNulls<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(withoutNulls) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== null).map(([key, member]) => [key, withoutNulls(member)])) as T;
+}
+
 /** What each upstream-style request was as sent, nulls included. */
 const sentBodies = new WeakMap<object, unknown>();
 
