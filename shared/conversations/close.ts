@@ -52,12 +52,13 @@ export async function closeConversation(businessId: string, id: string): Promise
         },
       },
     ];
-    // The 24-hour window is the customer's, not the conversation's: the next conversation starts with it.
+    // The 24-hour window is the customer's number's, not the conversation's: the next conversation with that number
+    // starts with it (one with a number the contact was given since does not).
     if (current.lastInboundAt) {
       items.push({
         Put: {
           TableName: table(),
-          Item: { ...keys.closedConversationOfContact(businessId, current.contactId), type: 'closedConversation', conversationId: id, lastInboundAt: current.lastInboundAt },
+          Item: { ...keys.closedConversationOfContact(businessId, current.contactId), type: 'closedConversation', conversationId: id, lastInboundAt: current.lastInboundAt, phoneNumber: current.phoneNumber },
         },
       });
     }

@@ -80,11 +80,12 @@ export async function getConversation(businessId: string, id: string): Promise<C
  * The contact's open conversation, and the customer's last inbound message in their last closed one (the window a
  * new conversation starts with), in one request.
  */
-async function conversationPointers(businessId: string, contactId: string): Promise<{ openId?: string; lastInboundAt: string | null }> {
+async function conversationPointers(businessId: string, contactId: string): Promise<{ openId?: string; lastInboundAt: string | null; lastInboundPhone?: string | null }> {
   const wanted = [keys.openConversationOfContact(businessId, contactId), keys.closedConversationOfContact(businessId, contactId)];
   const items = await batchGetAll(wanted);
   const item = (sk: string) => items.find((it) => it.sk === sk);
-  return { openId: item(wanted[0].sk)?.conversationId as string | undefined, lastInboundAt: (item(wanted[1].sk)?.lastInboundAt as string | undefined) ?? null };
+  const closed = item(wanted[1].sk);
+  return { openId: item(wanted[0].sk)?.conversationId as string | undefined, lastInboundAt: (closed?.lastInboundAt as string | undefined) ?? null, lastInboundPhone: closed?.phoneNumber as string | null | undefined };
 }
 
 const isConditionFailure = (err: unknown) => isTransactionCancelled(err) || isSingleConditionFailure(err);
@@ -136,7 +137,8 @@ export async function findOrCreateConversation(businessId: string, contact: Cont
       aiMode: 'auto',
       aiPausedUntil: null,
       lastMessageAt: null,
-      lastInboundAt: pointers.lastInboundAt,
+      // The window of the number the customer last wrote from (a pointer written before numbers were kept counts as this one).
+      lastInboundAt: pointers.lastInboundPhone === undefined || pointers.lastInboundPhone === contact.phone_number ? pointers.lastInboundAt : null,
       lastOutboundAt: null,
       createdAt: now,
       updatedAt: now,

@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { invoke, newTenant } from '../../support/api.ts';
 import { createApiKey } from '#shared/auth/api-keys.ts';
 import { addAgent } from '#shared/team/repository.ts';
@@ -56,6 +56,9 @@ describe('agent assignment through contacts', () => {
     const ana = await addAgent(t.businessId, { email: 'ana@x.com' });
     const contact = (await invoke('POST /contacts/v1', { apiKey: t.apiKey, body: { phone_number: '+14155550811', assigned_agent_id: ana.id } })).body.contact;
     const { conversation } = await findOrCreateConversation(t.businessId, (await getContact(t.businessId, contact.id))!);
+    // The customer wrote from the old number a minute ago: its 24-hour window is open.
+    const wroteAt = new Date(Date.now() - 60_000).toISOString();
+    await db.send(new UpdateCommand({ TableName: table(), Key: keys.conversation(t.businessId, conversation.id), UpdateExpression: 'SET lastInboundAt = :at', ExpressionAttributeValues: { ':at': wroteAt } }));
 
     // Act
     const renumbered = await invoke('PATCH /contacts/v1/{id}', { apiKey: t.apiKey, params: { id: contact.id }, body: { phone_number: '+14155550812' } });
@@ -68,6 +71,9 @@ describe('agent assignment through contacts', () => {
     expect(JSON.stringify(old)).toContain('"closed"');
     expect(eventsOf(t.businessId, 'conversation.closed').map((e) => e.data.conversation_id)).toEqual([conversation.id]);
     expect(next).toMatchObject({ created: true, conversation: { phoneNumber: '+14155550812', assignedAgentId: ana.id } });
+    // The old number's window is not the new number's: nobody wrote from it.
+    const opened = (await invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: next.conversation.id } })).body;
+    expect(JSON.stringify(opened)).toContain('"windowOpen":false');
     expect(await counters(t.apiKey)).toEqual({ 'ana@x.com': 1 });
   });
 
