@@ -1,7 +1,7 @@
 /**
  * Null members of an upstream-style send: Graph takes a member sent as null as one not sent (heyoo sends `caption: null`
  * and `filename: null` for a file without them), so every rule of the service reads the request without them, and the
- * payload goes upstream with them put back where they were: forwarded as sent. No dependencies.
+ * message object goes upstream with them put back where they were: forwarded as sent. No dependencies.
  */
 
 /** A body with its null members left out (array items kept), as every rule reads it. */
@@ -19,8 +19,17 @@ export const keepSentBody = (request: object, sent: unknown): void => {
   sentBodies.set(request, sent);
 };
 
-/** The upstream payload built from `request`, with the null members its body sent put back. */
-export const withSentNulls = <T>(request: object, payload: T): T => (sentBodies.has(request) ? withNullsOf(sentBodies.get(request), payload) as T : payload);
+/**
+ * The upstream payload built from `request`, its message object (`text`, `interactive`, `template`...) with the null
+ * members the body sent in it put back. The envelope is the service's: a null `context`, `biz_opaque_callback_data` or
+ * service field (`ai`, `templateName`...) is none, and does not go upstream.
+ */
+export function withSentNulls<T extends { type: string }>(request: object, payload: T): T {
+  const sent = sentBodies.get(request) as Record<string, unknown> | undefined;
+  const own = (payload as Record<string, unknown>)[payload.type];
+  if (!sent || !own || typeof own !== 'object') return payload;
+  return { ...payload, [payload.type]: withNullsOf(sent[payload.type], own) };
+}
 
 /** `checked` with the null members of `sent` put back where they were. */
 function withNullsOf(sent: unknown, checked: unknown): unknown {

@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import { exactlyOne, httpUrl, identifier, maxStr, nonEmpty, object } from './fields.ts';
 import { outsideJsonBounds } from '#shared/lang/json-bounds.ts';
+import { withoutNulls } from '../sent-nulls.ts';
 
 export const MEDIA_TYPES = ['image', 'video', 'audio', 'document', 'sticker'] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
@@ -92,7 +93,8 @@ const decodedJson = (x: unknown): unknown => {
   if (typeof x !== 'string') return x;
   try {
     const decoded: unknown = JSON.parse(x);
-    return outsideJsonBounds(decoded) ? x : decoded;
+    // Decoded, its members sent as null are none, as a body's are in upstream style (sent-nulls.ts).
+    return outsideJsonBounds(decoded) ? x : withoutNulls(decoded);
   } catch {
     return x;
   }

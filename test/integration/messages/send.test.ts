@@ -66,6 +66,14 @@ describe('POST /messages/v1: successful sends', () => {
     expect(forwardedDocument).toEqual({ link: 'https://example.com/a.pdf' });
     expect(forwardedByLink).toEqual({ link: 'https://example.com/b.png' });
     expect([noProduct.status, noProduct.body.error]).toEqual([400, 'validation_error']);
+    // The envelope's nulls are none and stay here: no service field upstream, and the message's own callback data.
+    const enveloped = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'text', text: { body: 'sobre', preview_url: null }, ai: null, templateName: null, context: null, biz_opaque_callback_data: null });
+    const forwardedText = (await h.sent(to)).at(-1);
+    expect(enveloped.status).toBe(200);
+    expect(forwardedText).toEqual({ messaging_product: 'whatsapp', recipient_type: 'individual', to, type: 'text', text: { body: 'sobre', preview_url: null }, biz_opaque_callback_data: enveloped.body.data.id });
+    // Contact cards given as a JSON string (whatsapp-api-js) with null members, as an array would be.
+    const cards = await h.send(t.apiKey, { messaging_product: 'whatsapp', to, type: 'contacts', contacts: JSON.stringify([{ name: { formatted_name: 'A B', last_name: null }, birthday: null, phones: [{ phone: '+1555', type: null }] }]) });
+    expect(cards.status).toBe(200);
   });
 
   it('sends to a number written with its trunk "(0)" without it, to the contact that has the number', async () => {
