@@ -276,10 +276,12 @@ export function conversationTouch(current: Conversation, touch: ConversationTouc
 export function unreadOutboundTouch(
   businessId: string,
   conversationId: string,
-  touch: { at: string; aiPausedUntil?: string; aiDisable?: boolean; lengthenAiPauseTo?: string },
+  touch: { at: string; aiPausedUntil?: string; aiDisable?: boolean; lengthenAiPauseTo?: string; openOnly?: boolean },
 ): TransactItem {
   const sets = ['lastMessageAt = :at', 'lastOutboundAt = :at', 'updatedAt = :now', 'gsi1sk = :gsi1sk'];
   const conditions = ['attribute_exists(pk)', notLaterThan('lastMessageAt', ':at')];
+  // A conversation closed meanwhile is not touched (the caller reads it, finds it closed, and leaves it as it is).
+  if (touch.openOnly) conditions.push('#status = :open');
   const values: Record<string, unknown> = {
     ':at': touch.at,
     ':now': new Date().toISOString(),
@@ -292,7 +294,8 @@ export function unreadOutboundTouch(
     values[':pause'] = pause;
     if (!touch.aiPausedUntil) conditions.push('(attribute_not_exists(aiPausedUntil) OR attribute_type(aiPausedUntil, :null) OR aiPausedUntil < :pause)');
   }
-  return touchUpdate(businessId, conversationId, touch, sets, values, conditions.join(' AND '));
+  if (touch.openOnly) values[':open'] = 'open';
+  return touchUpdate(businessId, conversationId, touch, sets, values, conditions.join(' AND '), touch.openOnly ? { '#status': 'status' } : undefined);
 }
 
 /** The update item of a touch, read or unread; a send that turns the AI off does so the same way in both. */
@@ -315,6 +318,11 @@ function touchUpdate(
     },
   };
 }
+
+/** The place of a conversation touch in a transaction, for a conversation that is not to be touched (closed meanwhile). */
+export const untouched = (businessId: string, conversationId: string): TransactItem => ({
+  ConditionCheck: { TableName: table(), Key: keys.conversation(businessId, conversationId), ConditionExpression: 'attribute_exists(pk)' },
+});
 
 /** Conversations of a business, most recent activity first. */
 export async function listConversations(businessId: string, limit: number, startKey?: Record<string, unknown>) {

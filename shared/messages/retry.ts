@@ -15,7 +15,7 @@ import { cancellationCodes } from '#shared/store/transact.ts';
 import { batchGetAll } from '#shared/store/batch.ts';
 import { reserveSend, sendMessage as upstreamSend, UpstreamError } from '#shared/upstream/client.ts';
 import { toDeliveryError } from '#shared/upstream/error-codes.ts';
-import { conversationTouch, unreadOutboundTouch } from '#shared/conversations/repository.ts';
+import { conversationTouch, unreadOutboundTouch, untouched } from '#shared/conversations/repository.ts';
 import type { Business } from '#shared/business/repository.ts';
 import { toMessage, type Message } from './repository.ts';
 import { claimItems, messageConditionFailed, newAttempt, settleFailed, settleSent, unclaimItems, withConversationTouch } from './send-state.ts';
@@ -154,8 +154,11 @@ export async function retryMessage(businessId: string, id: string, prefetched?: 
     message.conversationId,
     'sent',
     (touch) => settleSent({ message: { ...message, ...prepared }, attempt, at: retriedAt, wamid: result.wamid, waId: result.waId || message.waId, sets: { retriedAt, ...prepared }, retry: true, items: [touch, ...reaction], eventExtra: { retried_at: retriedAt } }),
-    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt, ...aiAfterSend(message.ai, handoff) }),
-    (current) => conversationTouch(current, { at: retriedAt, direction: 'outbound', ...aiAfterSend(message.ai, handoff, current) }),
+    // A conversation closed since the message failed stays as it was closed: the retry does not lift it in the list.
+    () => unreadOutboundTouch(businessId, message.conversationId, { at: retriedAt, openOnly: true, ...aiAfterSend(message.ai, handoff) }),
+    (current) => (current.status === 'open'
+      ? conversationTouch(current, { at: retriedAt, direction: 'outbound', ...aiAfterSend(message.ai, handoff, current) })
+      : untouched(businessId, message.conversationId)),
   );
   if (message.broadcastId && !broadcast) {
     // A broadcast's recipient follows its message: sent again, as its events say. Not a reason to fail the answer: the

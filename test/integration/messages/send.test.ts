@@ -301,6 +301,29 @@ describe('POST /messages/v1: transient upstream faults', () => {
 });
 
 describe('POST /messages/v1/{id}/retry', () => {
+  it('leaves a conversation closed since the message failed as it was: the retry does not lift it above the open one', async () => {
+    // Prepare: a free-form send refused (window closed), its conversation closed, then the customer writes (a new one)
+    const t = await h.newTenant();
+    const to = randomPhone();
+    const failed = await h.send(t.apiKey, { to, content: 'tarde' });
+    expect(failed.status).toBe(400);
+    const closedId = failed.body.data.conversationId;
+    expect((await h.invoke('POST /conversations/v1/{id}/close', { apiKey: t.apiKey, params: { id: closedId } })).status).toBe(200);
+    const before = (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: closedId } })).body.conversation;
+    await h.inbound(t.phoneNumberId, to);
+    await h.drain();
+
+    // Act
+    const retry = await h.invoke('POST /messages/v1/{id}/retry', { apiKey: t.apiKey, params: { id: failed.body.data.id } });
+
+    // Assess
+    expect(retry.status).toBe(200);
+    const closed = (await h.invoke('GET /conversations/v1/{id}', { apiKey: t.apiKey, params: { id: closedId } })).body.conversation;
+    expect(closed).toMatchObject({ status: 'closed', lastMessageAt: before.lastMessageAt });
+    const listed = (await h.invoke('GET /conversations/v1', { apiKey: t.apiKey })).body.conversations.map((c: any) => [c.status, c.id === closedId]);
+    expect(listed).toEqual([['open', false], ['closed', true]]);
+  });
+
   it('keeps failing with retry_failed while the window is closed, sends once it opens, then refuses with invalid_state', async () => {
     // Prepare: a failed free-form message and its stored content.
     const t = await h.newTenant();
