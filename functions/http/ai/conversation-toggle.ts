@@ -3,13 +3,13 @@ import { endpoint } from '#shared/http/endpoint.ts';
 import { idNotFound } from '#shared/http/validation.ts';
 import { conversationToggleBody } from '#shared/ai/schemas.ts';
 import { toggleConversationAi } from '#shared/ai/controls.ts';
-import { conversationParams } from '#shared/ai/conversation-params.ts';
+import { idParams } from '#shared/http/schemas.ts';
 
 export const { handler, spec } = endpoint(
   {
     route: 'PATCH /conversations/v1/{id}/ai',
     summary: 'Turn the AI on or off in a conversation',
-    params: conversationParams,
+    params: idParams,
     body: conversationToggleBody,
     invalid: idNotFound('Conversation'),
     responses: { 200: '{ message, settings: { aiEnabled, aiMode, aiPausedUntil } }', 400: 'validation_error', 404: 'not_found' },
